@@ -1,0 +1,103 @@
+#include "landlock.h"
+
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "fd.h"
+#include "util.h"
+
+namespace sbx::helper {
+namespace {
+
+constexpr const char* kStep = "landlock";
+constexpr const char* kNoLandlock =
+    "enable Landlock (CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter)";
+
+// Rights newer than the Debian header (which stops at ABI 2).
+constexpr std::uint64_t kFsExecute = 1ULL << 0, kFsWriteFile = 1ULL << 1, kFsReadFile = 1ULL << 2,
+                        kFsReadDir = 1ULL << 3, kFsRefer = 1ULL << 13, kFsTruncate = 1ULL << 14,
+                        kFsIoctlDev = 1ULL << 15;
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0, kNetConnectTcp = 1ULL << 1;
+constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0, kScopeSignal = 1ULL << 1;
+constexpr std::uint32_t kRestrictSelfLogNewExecOn = 1U << 1;  // ABI 7
+constexpr std::uint32_t kCreateRulesetVersion = 1U << 0;
+
+// The rights that make sense on a non-directory.
+constexpr std::uint64_t kFileRights = kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev;
+
+struct RulesetAttr {  // struct landlock_ruleset_attr, ABI 6 layout
+    std::uint64_t handled_access_fs = 0;
+    std::uint64_t handled_access_net = 0;
+    std::uint64_t scoped = 0;
+};
+
+std::uint64_t fs_rights(int abi) {
+    std::uint64_t rights = (1ULL << 13) - 1;  // ABI 1: execute .. make_sym
+    if (abi >= 2) rights |= kFsRefer;
+    if (abi >= 3) rights |= kFsTruncate;
+    if (abi >= 5) rights |= kFsIoctlDev;
+    return rights;
+}
+
+void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights) {
+    Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ENOENT) return;  // nothing to grant on a path that is not there
+        fail_errno(kStep, "open " + path);
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) fail_errno(kStep, "fstat " + path);
+    if (!S_ISDIR(st.st_mode)) rights &= kFileRights;
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = rights;
+    rule.parent_fd = fd.get();
+    if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
+        fail_errno(kStep, "adding the rule for " + path);
+}
+
+}  // namespace
+
+int landlock_abi() {
+    long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
+    return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
+    const int abi = landlock_abi();
+    const bool filesystem = policy.sandboxed_filesystem();
+    if (abi < 1) {
+        if (filesystem) fail(kStep, "the kernel offers no Landlock", kNoLandlock);
+        return;  // external-sandbox: the network layer is seccomp's
+    }
+    if (filesystem && !with_mount_layer && abi < 3)
+        fail(kStep, "Landlock ABI " + std::to_string(abi) + " cannot deny truncation and there is no read-only mount view",
+             "use a kernel with Landlock ABI 3 (Linux 6.2) or enable user namespaces");
+
+    RulesetAttr attr;
+    if (filesystem) attr.handled_access_fs = fs_rights(abi);
+    if (abi >= 4 && policy.network == Network::Restricted) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
+    if (abi >= 6) {
+        if (filesystem) attr.scoped = kScopeAbstractUnix | kScopeSignal;
+        else if (policy.network != Network::Full) attr.scoped = kScopeAbstractUnix;
+    }
+    if (!attr.handled_access_fs && !attr.handled_access_net && !attr.scoped) return;
+
+    Fd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0)));
+    if (!ruleset.valid()) fail_errno(kStep, "creating the ruleset", kNoLandlock);
+
+    if (filesystem) {
+        const std::uint64_t all = attr.handled_access_fs;
+        for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, kFsExecute | kFsReadFile | kFsReadDir);
+        for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all);
+    }
+    const std::uint32_t flags = abi >= 7 ? kRestrictSelfLogNewExecOn : 0;
+    if (::syscall(SYS_landlock_restrict_self, ruleset.get(), flags) != 0)
+        fail_errno(kStep, "landlock_restrict_self", "no_new_privs must be set first");
+}
+
+}  // namespace sbx::helper

@@ -1,0 +1,66 @@
+#include "namespaces.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "fd.h"
+#include "util.h"
+
+namespace sbx::helper {
+namespace {
+
+constexpr const char* kStep = "namespaces";
+
+void write_proc_file(const char* path, const char* text, std::size_t length) {
+    Fd fd(::open(path, O_WRONLY | O_CLOEXEC));
+    if (!fd.valid()) fail_errno(kStep, std::string("open ") + path);
+    if (::write(fd.get(), text, length) != static_cast<ssize_t>(length))
+        fail_errno(kStep, std::string("write ") + path);
+}
+
+bool userns_unavailable(int err) {
+    // EPERM: forbidden by policy (AppArmor, sysctl); ENOSPC/EUSERS: the limit
+    // (max_user_namespaces = 0); EINVAL: no CONFIG_USER_NS.
+    return err == EPERM || err == ENOSPC || err == EUSERS || err == EINVAL || err == EACCES;
+}
+
+pid_t clone_with(int flags) {
+    // A fork into new namespaces (no stack: the child continues here).
+    return static_cast<pid_t>(::syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr,
+                                        nullptr, nullptr, nullptr));
+}
+
+}  // namespace
+
+void map_ids(uid_t uid, gid_t gid) {
+    char line[64];
+    int n = std::snprintf(line, sizeof line, "%u %u 1\n", uid, uid);
+    write_proc_file("/proc/self/uid_map", line, static_cast<std::size_t>(n));
+    write_proc_file("/proc/self/setgroups", "deny", 4);
+    n = std::snprintf(line, sizeof line, "%u %u 1\n", gid, gid);
+    write_proc_file("/proc/self/gid_map", line, static_cast<std::size_t>(n));
+}
+
+Fork fork_into_namespaces(const NamespaceRequest& request) {
+    int flags = 0;
+    if (request.mount) flags |= CLONE_NEWNS;
+    if (request.pid) flags |= CLONE_NEWPID;
+    if (request.net) flags |= CLONE_NEWNET;
+    if (::geteuid() == 0) {
+        const pid_t pid = clone_with(flags);
+        if (pid >= 0) return {pid, true, false};
+        if (errno != EPERM) fail_errno(kStep, "clone", "check the kernel's namespace support");
+        // Root without CAP_SYS_ADMIN (a container): try a user namespace.
+    }
+    const pid_t pid = clone_with(flags | CLONE_NEWUSER);
+    if (pid >= 0) return {pid, true, true};
+    if (userns_unavailable(errno)) return {};
+    fail_errno(kStep, "clone", "check the kernel's namespace support");
+}
+
+}  // namespace sbx::helper

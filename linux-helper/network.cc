@@ -1,0 +1,335 @@
+#include "network.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/netlink.h>
+#include <linux/openat2.h>
+#include <linux/rtnetlink.h>
+#include <linux/seccomp.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "policy/policy.h"
+
+namespace sbx::helper {
+namespace {
+
+[[noreturn]] void fail(std::string_view what, int err) {
+    throw sbx::Error(fmt::format("network: {}: {}", what, std::strerror(err)));
+}
+
+int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+int pidfd_getfd(int pidfd, int fd) { return static_cast<int>(::syscall(438, pidfd, fd, 0)); }
+
+// True when a UNIX socket bound in this network namespace has its file at
+// (dev, ino).  Asks the kernel (NETLINK_SOCK_DIAG, whose dumps list only the
+// sockets of the caller's network namespace) rather than remembering binds,
+// so a socket bound by any sandboxed process counts, and a file whose socket
+// was closed and whose inode number was reused does not.  The kernel reports
+// the inode number in 32 bits and the device as its internal dev_t.
+bool bound_in_this_netns(dev_t dev, ino_t ino) {
+    Fd diag(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+    if (!diag.valid()) return false;
+    struct {
+        nlmsghdr header;
+        unix_diag_req request;
+    } query{};
+    query.header.nlmsg_len = sizeof query;
+    query.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    query.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    query.request.sdiag_family = AF_UNIX;
+    query.request.udiag_states = ~0U;
+    query.request.udiag_show = UDIAG_SHOW_VFS;
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (::sendto(diag.get(), &query, sizeof query, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
+        return false;
+
+    alignas(nlmsghdr) char buffer[32768];
+    bool found = false;
+    for (;;) {
+        ssize_t n = ::recv(diag.get(), buffer, sizeof buffer, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        auto length = static_cast<unsigned>(n);
+        for (auto* h = reinterpret_cast<nlmsghdr*>(buffer); NLMSG_OK(h, length); h = NLMSG_NEXT(h, length)) {
+            if (h->nlmsg_type == NLMSG_DONE) return found;
+            if (h->nlmsg_type == NLMSG_ERROR) return false;
+            if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
+            if (h->nlmsg_len < NLMSG_LENGTH(sizeof(unix_diag_msg))) continue;
+            auto* msg = static_cast<unix_diag_msg*>(NLMSG_DATA(h));
+            unsigned attr_length = h->nlmsg_len - NLMSG_LENGTH(sizeof *msg);
+            for (auto* a = reinterpret_cast<rtattr*>(msg + 1); RTA_OK(a, attr_length); a = RTA_NEXT(a, attr_length)) {
+                if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < sizeof(unix_diag_vfs)) continue;
+                unix_diag_vfs vfs{};
+                std::memcpy(&vfs, RTA_DATA(a), sizeof vfs);
+                const dev_t vfs_dev = makedev(vfs.udiag_vfs_dev >> 20, vfs.udiag_vfs_dev & 0xfffff);
+                if (vfs.udiag_vfs_ino == static_cast<std::uint32_t>(ino) && vfs_dev == dev) found = true;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void bring_up_loopback() {
+    Fd control(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!control.valid()) fail("socket for the loopback setup", errno);
+    ifreq request{};
+    std::memcpy(request.ifr_name, "lo", 3);
+    if (::ioctl(control.get(), SIOCGIFFLAGS, &request) != 0) fail("reading the flags of lo", errno);
+    request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+    if (::ioctl(control.get(), SIOCSIFFLAGS, &request) != 0) fail("bringing lo up", errno);
+
+    // The kernel gives an up loopback 127.0.0.1/8 (and ::1 where IPv6 is on):
+    // check that the command will find them.
+    Fd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in v4{};
+    v4.sin_family = AF_INET;
+    v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!probe.valid() || ::bind(probe.get(), reinterpret_cast<sockaddr*>(&v4), sizeof v4) != 0)
+        fail("127.0.0.1 is not usable on the new loopback", errno);
+    Fd probe6(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (probe6.valid()) {  // no socket: IPv6 is not built in, nothing to check
+        sockaddr_in6 v6{};
+        v6.sin6_family = AF_INET6;
+        v6.sin6_addr = in6addr_loopback;
+        if (::bind(probe6.get(), reinterpret_cast<sockaddr*>(&v6), sizeof v6) != 0 && errno != EADDRNOTAVAIL)
+            fail("::1 is not usable on the new loopback", errno);
+        // EADDRNOTAVAIL: IPv6 is disabled (net.ipv6.conf.*.disable_ipv6), as on the host.
+    }
+}
+
+std::optional<std::string> unix_pathname(const void* address, std::size_t length) {
+    constexpr std::size_t path_offset = offsetof(sockaddr_un, sun_path);
+    if (length <= path_offset || length > sizeof(sockaddr_un)) return std::nullopt;
+    sockaddr_un un{};
+    std::memcpy(&un, address, length);
+    if (un.sun_family != AF_UNIX || un.sun_path[0] == '\0') return std::nullopt;
+    // The kernel ends the path at the first NUL or at the address length.
+    return std::string(un.sun_path, ::strnlen(un.sun_path, length - path_offset));
+}
+
+UnixMediator::UnixMediator(Fd listener) : listener_(std::move(listener)) {
+    if (!listener_.valid()) throw sbx::Error("network: the mediator got no seccomp listener");
+    seccomp_notif_sizes sizes{};
+    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0)
+        fail("reading the seccomp notification sizes", errno);
+    notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
+    resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
+    // Paths are resolved in the command's root and cwd through
+    // /proc/PID/{root,cwd}, which needs a /proc of this pid namespace.
+    char self[32] = {};
+    ssize_t n = ::readlink("/proc/self", self, sizeof self - 1);
+    proc_is_ours_ = n > 0 && std::string_view(self, static_cast<std::size_t>(n)) == std::to_string(::getpid());
+}
+
+struct UnixMediator::Connect {
+    Fd socket;  // the command's socket, duplicated
+    int domain = 0;
+    sockaddr_storage address{};
+    socklen_t length = 0;
+    Fd via;  // for a pathname: the socket file, opened and checked
+};
+
+namespace {
+
+int perform(UnixMediator::Connect& c) {
+    int rc;
+    if (c.via.valid()) {
+        // Through the opened file: what was checked is what is reached.
+        sockaddr_un via{};
+        via.sun_family = AF_UNIX;
+        const int n = std::snprintf(via.sun_path, sizeof via.sun_path, "/proc/self/fd/%d", c.via.get());
+        rc = ::connect(c.socket.get(), reinterpret_cast<sockaddr*>(&via),
+                       static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + static_cast<std::size_t>(n)));
+    } else {
+        rc = ::connect(c.socket.get(), reinterpret_cast<sockaddr*>(&c.address), c.length);
+    }
+    return rc == 0 ? 0 : errno;
+}
+
+// A connect on a blocking socket is first tried without blocking (O_NONBLOCK
+// for the duration of the call: the socket is not connected yet, so nothing
+// else uses it meanwhile).  What is left to wait for, if anything:
+enum class Wait { Nothing, Room, Handshake };
+
+// Waits up to timeout_ms (-1: for ever) for a connect in progress; true with
+// error set when it ended.
+bool handshake_done(const UnixMediator::Connect& c, int timeout_ms, int& error) {
+    pollfd p{c.socket.get(), POLLOUT, 0};
+    int n;
+    while ((n = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {}
+    if (n == 0) return false;
+    socklen_t size = sizeof error;
+    if (n < 0 || ::getsockopt(c.socket.get(), SOL_SOCKET, SO_ERROR, &error, &size) != 0) error = errno;
+    return true;
+}
+
+Wait attempt(UnixMediator::Connect& c, int& error) {
+    const int flags = ::fcntl(c.socket.get(), F_GETFL);
+    if (flags < 0) {
+        error = errno;
+        return Wait::Nothing;
+    }
+    if (flags & O_NONBLOCK) {  // the command asked not to wait
+        error = perform(c);
+        return Wait::Nothing;
+    }
+    ::fcntl(c.socket.get(), F_SETFL, flags | O_NONBLOCK);
+    error = perform(c);
+    ::fcntl(c.socket.get(), F_SETFL, flags);
+    if (error == EAGAIN && c.domain == AF_UNIX) return Wait::Room;  // the listener's backlog is full
+    if (error == EINPROGRESS) return handshake_done(c, 0, error) ? Wait::Nothing : Wait::Handshake;
+    return Wait::Nothing;
+}
+
+// Answers notification id with error (0: success).  False, with errno, when
+// the answer could not be given; ENOENT means the caller went away.
+bool answer(int listener, std::size_t response_size, std::uint64_t id, int error) {
+    std::vector<std::uint64_t> buffer((response_size + 7) / 8 + 1, 0);
+    auto* response = reinterpret_cast<seccomp_notif_resp*>(buffer.data());
+    response->id = id;
+    response->val = 0;
+    response->error = -error;
+    response->flags = 0;
+    return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response) == 0;
+}
+
+}  // namespace
+
+bool UnixMediator::id_valid(std::uint64_t id) const {
+    return ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+void UnixMediator::handle() {
+    // RECV blocks when nothing is pending (e.g. POLLHUP after the last
+    // filtered process exited): only go on when a notification is there.
+    pollfd ready{listener_.get(), POLLIN, 0};
+    if (::poll(&ready, 1, 0) <= 0 || !(ready.revents & POLLIN)) return;
+
+    std::vector<std::uint64_t> request_buffer((notif_size_ + 7) / 8 + 1, 0);
+    auto* request = reinterpret_cast<seccomp_notif*>(request_buffer.data());
+    if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
+        if (errno == EINTR || errno == ENOENT) return;  // the caller went away
+        fail("receiving a seccomp notification", errno);
+    }
+    const std::uint64_t id = request->id;
+    Connect c;
+    int error = EPERM;  // anything but connect is not ours to allow
+    if (request->data.arch == AUDIT_ARCH_X86_64 && request->data.nr == SYS_connect) error = prepare(*request, c);
+    const Wait wait = error == 0 ? attempt(c, error) : Wait::Nothing;
+    if (wait != Wait::Nothing) {
+        // Wait as a blocking connect(2) would, on a thread of its own, so that a
+        // peer that never accepts holds up only its caller, not pid 1.
+        Fd listener(::fcntl(listener_.get(), F_DUPFD_CLOEXEC, 0));
+        if (listener.valid()) {
+            if (waiting_->fetch_add(1) < kMaxWaiting) {
+                try {
+                    std::thread([listener = std::move(listener), c = std::move(c), id, wait, size = resp_size_,
+                                 waiting = waiting_]() mutable {
+                        int result = 0;
+                        if (wait == Wait::Room) result = perform(c);
+                        else handshake_done(c, -1, result);
+                        answer(listener.get(), size, id, result);
+                        waiting->fetch_sub(1);
+                    }).detach();
+                    return;
+                } catch (const std::system_error&) {
+                }
+            }
+            waiting_->fetch_sub(1);  // too many waiting, or no thread
+        }
+        error = EAGAIN;  // no thread to wait on: what a full backlog says to a non-blocking caller
+    }
+    if (!answer(listener_.get(), resp_size_, id, error) && errno != ENOENT)
+        fail("answering a seccomp notification", errno);
+}
+
+// connect(fd, address, length) as request->pid asked: its socket duplicated
+// and its address copied once, checked, and ready to be made here.  Returns
+// 0 or the errno for the command.
+int UnixMediator::prepare(const seccomp_notif& request, Connect& c) const {
+    const auto pid = static_cast<pid_t>(request.pid);
+    const int fd = static_cast<int>(request.data.args[0]);
+    const std::uint64_t user_address = request.data.args[1];
+    const int length = static_cast<int>(request.data.args[2]);  // an int in the kernel
+    if (length < 0 || static_cast<std::size_t>(length) > sizeof c.address) return EINVAL;
+    c.length = static_cast<socklen_t>(length);
+
+    Fd pidfd(pidfd_open(pid));
+    if (!pidfd.valid()) return ESRCH;
+    if (length > 0) {
+        iovec local{&c.address, static_cast<std::size_t>(length)};
+        iovec remote{reinterpret_cast<void*>(user_address), static_cast<std::size_t>(length)};
+        ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n != length) return (n < 0 && errno != EFAULT) ? EPERM : EFAULT;
+    }
+    c.socket = Fd(pidfd_getfd(pidfd.get(), fd));
+    if (!c.socket.valid()) return errno == EBADF ? EBADF : EPERM;
+    // The pid, the memory read and the socket were the caller's only if its
+    // notification is still pending now.
+    if (!id_valid(request.id)) return ENOENT;
+
+    socklen_t size = sizeof c.domain;
+    if (::getsockopt(c.socket.get(), SOL_SOCKET, SO_DOMAIN, &c.domain, &size) != 0) return errno;
+    if (c.domain == AF_UNIX) {
+        if (auto path = unix_pathname(&c.address, c.length)) return prepare_path(request, *path, c);
+    }
+    // TCP/UDP reach only the private namespace's loopback; abstract UNIX
+    // names are looked up in the network namespace of the socket, which is
+    // the sandbox's (sockets are never passed in from the host), so neither
+    // can reach the host.
+    return 0;
+}
+
+// A pathname: open the file it names as the command would find it (in its
+// root and cwd) and check that the socket there was bound in the sandbox;
+// the connect then goes through the opened file, so that a rename or symlink
+// swap after the check changes nothing.
+int UnixMediator::prepare_path(const seccomp_notif& request, const std::string& path, Connect& c) const {
+    if (!proc_is_ours_) return EPERM;  // cannot resolve as the command would: refuse
+    const bool absolute = path.front() == '/';
+    const std::string base_path = fmt::format("/proc/{}/{}", request.pid, absolute ? "root" : "cwd");
+    Fd base(::open(base_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!base.valid()) return EPERM;
+    if (!id_valid(request.id)) return ENOENT;  // the pid still named the caller
+
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    // No magic links: /proc/self would be this process, not the command.
+    how.resolve = RESOLVE_NO_MAGICLINKS | (absolute ? RESOLVE_IN_ROOT : 0);
+    Fd target(static_cast<int>(::syscall(SYS_openat2, base.get(), path.c_str(), &how, sizeof how)));
+    if (!target.valid()) return errno;
+    struct stat st {};
+    if (::fstat(target.get(), &st) != 0) return errno;
+    if (!S_ISSOCK(st.st_mode)) return ECONNREFUSED;  // what connect(2) says for a non-socket
+    if (!bound_in_this_netns(st.st_dev, st.st_ino)) return EPERM;  // the host's socket
+    c.via = std::move(target);
+    return 0;
+}
+
+}  // namespace sbx::helper

@@ -1,0 +1,74 @@
+// The network layer of the helper for network `limited` (SPEC section 2).
+//
+// The command gets a private network namespace whose only device is the
+// loopback, brought up by bring_up_loopback().  That hides the host's
+// network, its localhost and its abstract UNIX sockets (abstract names live
+// in the network namespace of the socket).  It does not hide pathname UNIX
+// sockets, which are found through the filesystem: the seccomp filter
+// (seccomp.h) hands every connect() to the UnixMediator, which performs the
+// connect itself on a duplicate of the command's socket, so the command never
+// gets a connect that was checked on one address and made on another.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "fd.h"
+
+struct seccomp_notif;
+
+namespace sbx::helper {
+
+// In the new network namespace: loopback up, with 127.0.0.1 (and ::1 where
+// IPv6 is enabled).  Throws Error naming the step.
+void bring_up_loopback();
+
+// The pathname of a UNIX socket address as connect(2) reads it, or nullopt
+// when the address is not a pathname (too short, another family, abstract).
+std::optional<std::string> unix_pathname(const void* address, std::size_t length);
+
+// Serves the seccomp user notifications of the command's connect() calls.
+// Must live in the sandbox's network namespace (pid 1 of the sandbox): a
+// pathname socket may be reached only when it was bound in this network
+// namespace, that is, by a sandboxed process.  Connects on any other address
+// (TCP/UDP in the private namespace, abstract and unnamed UNIX addresses) are
+// performed unchanged.
+class UnixMediator {
+public:
+    explicit UnixMediator(Fd listener);
+    UnixMediator(UnixMediator&&) = default;
+    UnixMediator& operator=(UnixMediator&&) = default;
+
+    // Poll this for POLLIN, then call handle().
+    int fd() const { return listener_.get(); }
+    // Receives one notification, performs or refuses the connect, answers.
+    // A connect that has to wait (a full backlog, a handshake in progress)
+    // waits on a thread of its own, so that a peer that never accepts holds
+    // up only its caller, not pid 1 and the other connects.
+    // Never throws for what a sandboxed process does; throws Error only when
+    // the listener itself fails.
+    void handle();
+
+    struct Connect;  // a checked connect, ready to be made (network.cc)
+
+private:
+    int prepare(const seccomp_notif&, Connect&) const;
+    int prepare_path(const seccomp_notif&, const std::string& path, Connect&) const;
+    bool id_valid(std::uint64_t id) const;
+
+    Fd listener_;
+    bool proc_is_ours_ = false;  // /proc shows this pid namespace
+    std::size_t notif_size_ = 0;
+    std::size_t resp_size_ = 0;
+    // Connects waiting on their own threads, at most kMaxWaiting.
+    std::shared_ptr<std::atomic<int>> waiting_ = std::make_shared<std::atomic<int>>(0);
+    static constexpr int kMaxWaiting = 256;
+};
+
+}  // namespace sbx::helper

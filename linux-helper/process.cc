@@ -1,0 +1,231 @@
+#include "process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <optional>
+
+#include "mounts.h"
+#include "namespaces.h"
+#include "util.h"
+#include "network.h"
+
+namespace sbx::helper {
+namespace {
+
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+sigset_t watched_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kForwarded) sigaddset(&set, sig);
+    sigaddset(&set, SIGCHLD);
+    return set;
+}
+
+int exit_code_of(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 125;
+}
+
+void send_fd(int socket, int fd) {
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
+    if (::sendmsg(socket, &msg, MSG_NOSIGNAL) != 1) fail_errno("seccomp", "passing the listener to pid 1");
+}
+
+Fd receive_fd(int socket) {
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC) <= 0) return Fd();
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            return Fd(fd);
+        }
+    }
+    return Fd();
+}
+
+// The command process: never returns.
+[[noreturn]] void command_main(const sigset_t& original_mask, int handoff, const PrepareCommand& prepare,
+                               char* const* argv) {
+    try {
+        ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+        Fd listener = prepare();
+        if (listener.valid()) send_fd(handoff, listener.get());
+    } catch (const std::exception& e) {
+        report_error(e.what());
+        ::_exit(125);
+    }
+    exec_command(argv);
+}
+
+// Pid 1 of the new pid namespace: never returns.
+[[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask,
+                            const std::function<void(bool)>& setup, const PrepareCommand& prepare,
+                            char* const* argv) {
+    try {
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("pid 1", "PR_SET_PDEATHSIG");
+        // The helper may have died before PR_SET_PDEATHSIG: then the pipe has no reader.
+        pollfd reader{status_pipe, 0, 0};
+        if (::poll(&reader, 1, 0) > 0 && (reader.revents & POLLERR)) ::_exit(125);
+        setup(user);
+        mount_proc();
+        const sigset_t watched = watched_signals();
+        Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
+        if (!signals.valid()) fail_errno("pid 1", "signalfd");
+        int pair[2];
+        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("pid 1", "socketpair");
+        Fd handoff(pair[0]), command_end(pair[1]);
+        const pid_t command = ::fork();
+        if (command < 0) fail_errno("pid 1", "fork");
+        if (command == 0) {
+            handoff.reset();
+            command_main(original_mask, command_end.get(), prepare, argv);
+        }
+        command_end.reset();
+        std::optional<UnixMediator> mediator;
+        for (;;) {
+            pollfd fds[3] = {{signals.get(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0}};
+            if (mediator) fds[2].fd = mediator->fd();
+            if (::poll(fds, 3, -1) < 0) {
+                if (errno == EINTR) continue;
+                fail_errno("pid 1", "poll");
+            }
+            if (fds[0].revents & POLLIN) {
+                signalfd_siginfo info[8];
+                ssize_t n = ::read(signals.get(), info, sizeof info);
+                for (ssize_t i = 0; n > 0 && i < n / static_cast<ssize_t>(sizeof info[0]); ++i) {
+                    const int sig = static_cast<int>(info[i].ssi_signo);
+                    if (sig == SIGCHLD) {
+                        int status = 0;
+                        pid_t pid;
+                        while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+                            if (pid != command) continue;  // an orphan, reaped
+                            write_all(status_pipe, std::string_view(reinterpret_cast<const char*>(&status),
+                                                                    sizeof status));
+                            ::_exit(exit_code_of(status));
+                        }
+                    } else if (info[i].ssi_code != SI_KERNEL) {
+                        // Terminal signals (SI_KERNEL) reach the command's process group directly.
+                        ::kill(command, sig);
+                    }
+                }
+            }
+            if (fds[1].revents & POLLIN) {
+                Fd listener = receive_fd(handoff.get());
+                if (listener.valid()) mediator.emplace(std::move(listener));
+                handoff.reset();
+            } else if (fds[1].revents & (POLLHUP | POLLERR)) {
+                handoff.reset();
+            }
+            if (mediator && (fds[2].revents & POLLIN)) {
+                mediator->handle();
+            } else if (mediator && (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+                mediator.reset();  // no process uses the filter any more
+            }
+        }
+    } catch (const std::exception& e) {
+        report_error(e.what());
+        ::_exit(125);
+    }
+}
+
+}  // namespace
+
+std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool)>& setup,
+                                  const PrepareCommand& prepare, char* const* argv) {
+    const sigset_t watched = watched_signals();
+    sigset_t original;
+    if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) fail_errno("pid 1", "pipe");
+    Fd status_read(pipe_fds[0]), status_write(pipe_fds[1]);
+    const Fork child = fork_into_namespaces(request);
+    if (!child.entered) {
+        ::sigprocmask(SIG_SETMASK, &original, nullptr);
+        return std::nullopt;
+    }
+    if (child.pid == 0) {
+        status_read.reset();
+        pid1_main(child.user, status_write.get(), original, setup, prepare, argv);
+    }
+    const pid_t pid1 = child.pid;
+    status_write.reset();
+    int pid1_status = 0;
+    for (;;) {
+        siginfo_t info{};
+        const int sig = ::sigwaitinfo(&watched, &info);
+        if (sig < 0) {
+            if (errno == EINTR) continue;
+            fail_errno("pid 1", "sigwaitinfo");
+        }
+        if (sig == SIGCHLD) {
+            const pid_t done = ::waitpid(pid1, &pid1_status, WNOHANG);
+            if (done == pid1) break;
+            if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
+        } else if (info.si_code != SI_KERNEL) {
+            ::kill(pid1, sig);
+        }
+    }
+    ::sigprocmask(SIG_SETMASK, &original, nullptr);
+    int command_status = 0;
+    if (::read(status_read.get(), &command_status, sizeof command_status) == sizeof command_status)
+        return command_status;
+    return pid1_status;
+}
+
+void exec_command(char* const* argv) {
+    ::execvp(argv[0], argv);
+    const int err = errno;
+    std::string line = "exec ";
+    line.append(argv[0]).append(": ").append(std::strerror(err));
+    report_error(line);
+    ::_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+void exit_like(int status) {
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        rlimit no_core{0, 0};
+        ::setrlimit(RLIMIT_CORE, &no_core);
+        ::signal(sig, SIG_DFL);
+        sigset_t only;
+        sigemptyset(&only);
+        sigaddset(&only, sig);
+        ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+        ::raise(sig);
+        ::_exit(128 + sig);
+    }
+    ::_exit(exit_code_of(status));
+}
+
+}  // namespace sbx::helper

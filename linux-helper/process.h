@@ -1,0 +1,39 @@
+// The process structure.  After the helper has entered its namespaces it
+// forks pid 1 of the new pid namespace; pid 1 forks the command (so that the
+// command is not a pid 1 that ignores SIGINT and SIGTERM), forwards SIGINT,
+// SIGTERM, SIGHUP and SIGQUIT to it, reaps orphans, serves seccomp user
+// notifications for network `limited`, and exits when the command exits:
+// the kernel then kills whatever is left in the namespace (a double-forked
+// setsid grandchild included).  The helper forwards the same signals to pid 1
+// and ends the way the command ended.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "fd.h"
+#include "namespaces.h"
+
+namespace sbx::helper {
+
+// Applies the command process's own layers (cwd, capabilities,
+// no_new_privs, Landlock, seccomp, in that order) and returns the seccomp
+// listener (invalid when there is none).  Throws Error.
+using PrepareCommand = std::function<Fd()>;
+
+// Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs
+// setup (user id maps first, then mounts, loopback), mounts a fresh /proc,
+// then forks the command, which runs prepare and execs argv.  Returns the
+// command's wait status (or pid 1's, when it failed before the command ran),
+// or nullopt, without forking, when user namespaces are unavailable.
+std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,
+                                  const PrepareCommand& prepare, char* const* argv);
+
+// execvp, then exit 127 (not found) or 126 (cannot be executed).
+[[noreturn]] void exec_command(char* const* argv);
+
+// Ends the helper as the wait status says: the same exit code, or the same
+// signal (re-raised without a core dump; 128+N if it does not kill).
+[[noreturn]] void exit_like(int wait_status);
+
+}  // namespace sbx::helper

@@ -1,0 +1,285 @@
+#include "approval/approver.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/core.h>
+
+#include "approval/posix.h"
+#include "policy/policy.h"
+
+namespace sbx::approval {
+namespace {
+
+using nlohmann::json;
+using posix::Fd;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
+
+std::string_view trim(std::string_view s) {
+    const auto ws = " \t\r\n";
+    const auto b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(ws);
+    return s.substr(b, e - b + 1);
+}
+
+// The approver process: killed (with its process group) and reaped unless
+// it was reaped already.
+class Child {
+public:
+    explicit Child(pid_t pid) : pid_(pid) {}
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    ~Child() {
+        if (pid_ > 0) {
+            kill_group();
+            reap_blocking();
+        }
+    }
+    pid_t pid() const { return pid_; }
+    void kill_group() const {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+    }
+    int reap_blocking() {
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        return status;
+    }
+    // The wait status once the child has exited, else nullopt.
+    std::optional<int> try_reap() {
+        int status = 0;
+        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) {
+            pid_ = -1;
+            return status;
+        }
+        return std::nullopt;
+    }
+
+private:
+    pid_t pid_;
+};
+
+void set_nonblocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+int remaining_ms(Clock::time_point deadline) {
+    // Rounded up, so that 0 means the deadline has passed.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1000000));
+}
+
+std::string quote_word(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./:=+,@%^-") == std::string::npos)
+        return w;
+    std::string out = "'";
+    for (char c : w) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ApprovalPrompt& p) {
+    return json{{"command", p.command}, {"cwd", p.cwd},       {"reason", p.reason},
+                {"kind", to_string(p.kind)}, {"policy", p.policy}};
+}
+
+std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
+    const auto text = trim(out);
+    if (auto word = parse_review_decision(text)) return word;
+    if (text.empty() || text.front() != '{') return std::nullopt;
+    const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_object() || !doc.contains("decision") || !doc["decision"].is_string())
+        return std::nullopt;
+    return parse_review_decision(doc["decision"].get<std::string>());
+}
+
+ProgramApprover::ProgramApprover(std::string program, std::chrono::milliseconds timeout)
+    : program_(std::move(program)), timeout_(timeout) {}
+
+ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
+    const auto denied = [](std::string note) {
+        return ApproverAnswer{ReviewDecision::Denied, "approver", std::move(note)};
+    };
+    const std::string request = to_json(prompt).dump() + "\n";
+
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        throw Error(fmt::format("--approver {}: socketpair: {}", program_, std::strerror(errno)));
+    Fd in_parent(sv[0]), in_child(sv[1]);
+    int pp[2];
+    if (::pipe2(pp, O_CLOEXEC) != 0)
+        throw Error(fmt::format("--approver {}: pipe: {}", program_, std::strerror(errno)));
+    Fd out_parent(pp[0]), out_child(pp[1]);
+
+    // Everything the child needs is prepared before fork.
+    std::vector<char*> argv{program_.data(), nullptr};
+    sigset_t none;
+    sigemptyset(&none);
+
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error(fmt::format("--approver {}: fork: {}", program_, std::strerror(errno)));
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::signal(SIGPIPE, SIG_DFL);
+        if (::dup2(in_child.get(), 0) < 0 || ::dup2(out_child.get(), 1) < 0) ::_exit(126);
+        ::execvp(argv[0], argv.data());
+        const int err = errno;
+        const char* msg = "sbx: --approver: cannot execute the program: ";
+        (void)!::write(2, msg, std::strlen(msg));
+        (void)!::write(2, std::strerror(err), std::strlen(std::strerror(err)));
+        (void)!::write(2, "\n", 1);
+        ::_exit(err == ENOENT ? 127 : 126);
+    }
+    Child child(pid);
+    ::setpgid(pid, pid);  // also from here, so the group exists before any kill
+    in_child.reset();
+    out_child.reset();
+    set_nonblocking(in_parent.get());
+    set_nonblocking(out_parent.get());
+
+    const auto deadline = Clock::now() + timeout_;
+    std::size_t sent = 0;
+    std::string answer;
+    bool overflow = false;
+    bool eof = false;
+    while (!eof) {
+        const int wait = remaining_ms(deadline);
+        if (wait == 0) {
+            child.kill_group();
+            return denied(fmt::format("no answer within {} ms; killed", timeout_.count()));
+        }
+        pollfd fds[2] = {{out_parent.get(), POLLIN, 0}, {in_parent.get(), POLLOUT, 0}};
+        const nfds_t n = in_parent.valid() ? 2 : 1;
+        const int r = ::poll(fds, n, wait);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            throw Error(fmt::format("--approver {}: poll: {}", program_, std::strerror(errno)));
+        }
+        if (n == 2 && fds[1].revents != 0) {
+            if (fds[1].revents & (POLLERR | POLLHUP)) {
+                in_parent.reset();  // it closed its stdin: fine, it may answer anyway
+            } else {
+                const ssize_t w = ::send(in_parent.get(), request.data() + sent,
+                                         request.size() - sent, MSG_NOSIGNAL);
+                if (w > 0) sent += static_cast<std::size_t>(w);
+                else if (w < 0 && errno != EAGAIN && errno != EINTR) in_parent.reset();
+                if (sent == request.size() && in_parent.valid()) in_parent.reset();  // EOF for it
+            }
+        }
+        if (fds[0].revents != 0) {
+            char buf[4096];
+            const ssize_t got = ::read(out_parent.get(), buf, sizeof buf);
+            if (got > 0) {
+                if (answer.size() + static_cast<std::size_t>(got) > kMaxAnswerBytes) overflow = true;
+                else answer.append(buf, static_cast<std::size_t>(got));
+            } else if (got == 0) {
+                eof = true;
+            } else if (errno != EAGAIN && errno != EINTR) {
+                eof = true;
+            }
+        }
+    }
+    // Its stdout is closed; now it must exit, within the same deadline.
+    std::optional<int> status;
+    while (!(status = child.try_reap())) {
+        if (remaining_ms(deadline) == 0) {
+            child.kill_group();
+            return denied(fmt::format("did not exit within {} ms; killed", timeout_.count()));
+        }
+        ::usleep(5000);
+    }
+    if (WIFSIGNALED(*status))
+        return denied(fmt::format("killed by signal {}", WTERMSIG(*status)));
+    if (WIFEXITED(*status) && WEXITSTATUS(*status) != 0)
+        return denied(fmt::format("exited with status {}", WEXITSTATUS(*status)));
+    if (overflow) return denied("answer longer than 64 KiB");
+    const auto decision = parse_approver_output(answer);
+    if (!decision) {
+        std::string shown(trim(answer).substr(0, 80));
+        return denied(fmt::format("not a decision: '{}'", shown));
+    }
+    return ApproverAnswer{*decision, "approver", ""};
+}
+
+TtyApprover::TtyApprover(std::string path) : path_(std::move(path)) {}
+
+ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
+    Fd tty(::open(path_.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!tty.valid())
+        return ApproverAnswer{ReviewDecision::Denied, "default-deny",
+                              "no --approver and no terminal to ask on"};
+    std::string command;
+    for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + quote_word(w);
+    const std::string header = fmt::format(
+        "sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n", to_string(prompt.kind),
+        prompt.reason, command, prompt.cwd);
+    const std::string question =
+        "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
+    auto say = [&](const std::string& text) {
+        std::size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t w = ::write(tty.get(), text.data() + done, text.size() - done);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return false;
+            done += static_cast<std::size_t>(w);
+        }
+        return true;
+    };
+    if (!say(header))
+        return ApproverAnswer{ReviewDecision::Denied, "tty", "cannot write to the terminal"};
+    for (int tries = 0; tries < 3; ++tries) {
+        if (!say(question)) break;
+        std::string line;
+        bool closed = false;
+        for (;;) {
+            char c;
+            const ssize_t r = ::read(tty.get(), &c, 1);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                closed = true;
+                break;
+            }
+            if (c == '\n') break;
+            line.push_back(c);
+        }
+        const auto reply = trim(line);
+        if (reply == "y" || reply == "Y" || reply == "yes")
+            return ApproverAnswer{ReviewDecision::Approved, "tty", ""};
+        if (reply == "a" || reply == "A")
+            return ApproverAnswer{ReviewDecision::ApprovedForSession, "tty", ""};
+        if (reply == "n" || reply == "N" || reply == "no")
+            return ApproverAnswer{ReviewDecision::Denied, "tty", ""};
+        if (reply == "q" || reply == "Q")
+            return ApproverAnswer{ReviewDecision::Abort, "tty", ""};
+        if (closed) return ApproverAnswer{ReviewDecision::Denied, "tty", "the terminal closed"};
+    }
+    return ApproverAnswer{ReviewDecision::Denied, "tty", "no valid answer"};
+}
+
+std::unique_ptr<Approver> make_approver(const ApprovalSettings& s) {
+    if (s.approver) return std::make_unique<ProgramApprover>(*s.approver, s.approver_timeout);
+    return std::make_unique<TtyApprover>();
+}
+
+}  // namespace sbx::approval

@@ -1,0 +1,154 @@
+#include "approval/orchestrator.h"
+
+#include <fmt/core.h>
+
+namespace sbx::approval {
+namespace {
+
+using nlohmann::json;
+using Type = ApprovalRequirement::Type;
+
+struct Context {
+    const ApprovalRequest& request;
+    const ApprovalSettings& settings;
+    SessionStore& store;
+    Approver& approver;
+    json policy_json;
+    Orchestrated out;
+};
+
+ApprovalKey key_for(const Context& c, bool unsandboxed) {
+    return ApprovalKey{c.request.command, c.request.cwd, c.policy_json, unsandboxed};
+}
+
+CacheSnapshot snapshot(Context& c) {
+    CacheSnapshot s;
+    s.sandboxed = c.store.contains(key_for(c, false));
+    s.unsandboxed = c.store.contains(key_for(c, true));
+    return s;
+}
+
+json entry_for(const ApprovalRequirement& req, const char* stage) {
+    json e{{"stage", stage}};
+    if (req.kind) e["kind"] = to_string(*req.kind);
+    e["reason"] = req.reason;
+    if (req.rule) e["rule"] = to_json(*req.rule);
+    if (!req.note.empty()) e["note"] = req.note;
+    return e;
+}
+
+// Settles a requirement: the answer and who gave it, recorded in `entry`.
+ReviewDecision answer(Context& c, const ApprovalRequirement& req, json& entry) {
+    if (req.type != Type::NeedsApproval) {
+        entry["answered_by"] = req.answered_by;
+        entry["decision"] = to_string(req.decision.value_or(ReviewDecision::Denied));
+        return req.decision.value_or(ReviewDecision::Denied);
+    }
+    ApprovalPrompt prompt{c.request.command, c.request.cwd, req.reason, *req.kind, c.policy_json};
+    const ApproverAnswer a = c.approver.ask(prompt);
+    entry["answered_by"] = a.answered_by;
+    if (a.answered_by == "approver" && c.settings.approver) entry["approver"] = *c.settings.approver;
+    entry["decision"] = to_string(a.decision);
+    if (!a.note.empty()) entry["note"] = a.note;
+    if (a.decision == ReviewDecision::ApprovedForSession) {
+        try {
+            c.store.add(key_for(c, !req.sandboxed));
+        } catch (const Error& e) {
+            const std::string w =
+                fmt::format("the session approval holds for this run only: {}", e.what());
+            c.out.warnings.push_back(w);
+            entry["note"] = w;
+        }
+    }
+    return a.decision;
+}
+
+bool approved(ReviewDecision d) {
+    return d == ReviewDecision::Approved || d == ReviewDecision::ApprovedForSession;
+}
+
+// The one line (after "sbx: ") for a prompt refused before anything ran.
+std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDecision d,
+                    const ApprovalSettings& settings) {
+    const std::string what =
+        fmt::format("{}: {}", req.kind ? to_string(*req.kind) : "approval", req.reason);
+    const std::string by = entry.value("answered_by", "");
+    const std::string note = entry.value("note", "");
+    if (by == "rule" && req.rule)
+        return fmt::format("command forbidden by rule {} in {} ({})", req.rule->index,
+                           req.rule->source, req.reason);
+    if (by == "mode" || by == "reject") return fmt::format("approval refused: {} ({})", note, what);
+    if (by == "default-deny")
+        return fmt::format("approval denied: {}; use --approver PROGRAM ({})", note, what);
+    const std::string who = by == "approver"
+                                ? fmt::format("--approver {}", settings.approver.value_or("?"))
+                                : std::string("the terminal");
+    if (d == ReviewDecision::Abort) return fmt::format("approval aborted by {} ({})", who, what);
+    return fmt::format("approval denied by {}{} ({})", who, note.empty() ? "" : ": " + note, what);
+}
+
+}  // namespace
+
+Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
+                         SessionStore& store, Approver& approver, const AttemptFn& attempt) {
+    Context c{request, settings, store, approver, to_json(request.policy), {}};
+    c.out.approval = json{{"mode", to_string(settings.mode)}, {"requests", json::array()}};
+
+    // Before the first attempt.
+    const ApprovalRequirement first = decide_first_attempt(request, settings, snapshot(c));
+    if (!first.note.empty() && !first.kind) c.out.approval["note"] = first.note;
+    bool sandboxed = first.sandboxed;
+    if (first.kind) {
+        json entry = entry_for(first, "before");
+        const ReviewDecision d = answer(c, first, entry);
+        c.out.approval["requests"].push_back(entry);
+        if (!approved(d)) {
+            c.out.refused_exit = 125;
+            c.out.refusal_message = refusal(first, entry, d, settings);
+            c.out.result.exit_code = 125;
+            return std::move(c.out);
+        }
+    }
+
+    // The first attempt.
+    AttemptOutcome outcome = attempt(sandboxed);
+    c.out.attempts = 1;
+    c.out.result = std::move(outcome.result);
+    c.out.sandbox_denied = outcome.sandbox_denied;
+    c.out.escalated = !sandboxed && policy_has_liftable_sandbox(request.policy);
+
+    // Maybe a retry without the sandbox.
+    CacheSnapshot cache;
+    try {
+        if (outcome.sandbox_denied) cache = snapshot(c);
+    } catch (const Error& e) {
+        c.out.warnings.push_back(fmt::format("session approvals not consulted: {}", e.what()));
+    }
+    const RetryDecision retry =
+        decide_retry(request, settings, sandboxed, outcome.sandbox_denied, cache);
+    if (!retry.considered) {
+        if (!retry.why_not.empty()) c.out.approval["retry"] = retry.why_not;
+        return std::move(c.out);
+    }
+    json entry = entry_for(retry.requirement, "retry");
+    entry["first_attempt"] = json{{"exit_code", c.out.result.exit_code}, {"sandbox_denied", true}};
+    const ReviewDecision d = answer(c, retry.requirement, entry);
+    c.out.approval["requests"].push_back(entry);
+    if (!approved(d)) return std::move(c.out);  // a refused retry keeps the first result
+
+    AttemptOutcome second = attempt(false);
+    c.out.attempts = 2;
+    c.out.result = std::move(second.result);
+    c.out.sandbox_denied = second.sandbox_denied;
+    c.out.escalated = true;
+    return std::move(c.out);
+}
+
+Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
+                         const AttemptFn& attempt) {
+    const auto store = open_session_store(settings.session);
+    const auto approver = make_approver(settings);
+    return orchestrate(request, settings, *store, *approver, attempt);
+}
+
+}  // namespace sbx::approval

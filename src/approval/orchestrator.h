@@ -1,0 +1,59 @@
+// decide -> attempt -> maybe ask -> retry: the approval flow around the
+// attempts that the caller (cli/run.cc) carries out.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "approval/approver.h"
+#include "approval/decide.h"
+#include "approval/session_store.h"
+#include "approval/types.h"
+#include "exec/supervisor.h"
+
+namespace sbx::approval {
+
+struct AttemptOutcome {
+    ExecResult result;
+    bool sandbox_denied = false;  // it failed and the sandbox likely caused it
+};
+
+// Run the command once: under the request's policy (sandboxed = true), or
+// with no sandbox at all (sandboxed = false: the danger-full-access plan).
+using AttemptFn = std::function<AttemptOutcome(bool sandboxed)>;
+
+struct Orchestrated {
+    ExecResult result;            // of the last attempt that ran
+    bool sandbox_denied = false;  // of that attempt
+    bool escalated = false;       // that attempt ran without the sandbox
+    int attempts = 0;             // 0 when refused before anything ran
+    // The JSON result's "approval":
+    //   {"mode": "...", "requests": [{"stage": "before"|"retry", "kind": ...,
+    //     "reason": ..., "answered_by": "approver"|"tty"|"default-deny"|"cache"|
+    //     "rule"|"reject"|"mode", "decision": ..., ["approver": PROGRAM],
+    //     ["rule": {...}], ["note": ...]}...], ["retry": why a denial was not retried],
+    //   ["note": ...]}
+    nlohmann::json approval;
+    // Set (125) when the command was refused before anything ran; then
+    // `refusal_message` is the line to print after "sbx: ".
+    std::optional<int> refused_exit;
+    std::string refusal_message;
+    // Things to print as "sbx: warning: ..." (e.g. a session file that could
+    // not be written: the approval then holds for this run only).
+    std::vector<std::string> warnings;
+};
+
+// The flow with an explicit store and approver (tests inject their own).
+// Throws Error only before anything ran (e.g. a corrupt session file).
+Orchestrated orchestrate(const ApprovalRequest&, const ApprovalSettings&, SessionStore&,
+                         Approver&, const AttemptFn& attempt);
+
+// The flow with the store and approver the settings name (--session,
+// --approver, else /dev/tty, else denied).
+Orchestrated orchestrate(const ApprovalRequest&, const ApprovalSettings&, const AttemptFn& attempt);
+
+}  // namespace sbx::approval

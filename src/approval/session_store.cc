@@ -1,0 +1,231 @@
+#include "approval/session_store.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/core.h>
+
+#include "approval/posix.h"
+#include "policy/policy.h"
+
+namespace sbx::approval {
+namespace {
+
+using nlohmann::json;
+using posix::Fd;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// The whole file, or nullopt when it does not exist.
+std::optional<std::string> read_whole(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+        throw Error(fmt::format("session file {}: cannot open: {}", path, errno_text(errno)));
+    }
+    std::string data;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw Error(fmt::format("session file {}: cannot read: {}", path, errno_text(errno)));
+        }
+        if (n == 0) break;
+        data.append(buf, static_cast<std::size_t>(n));
+    }
+    return data;
+}
+
+std::vector<ApprovalKey> parse_store(const std::string& text, const std::string& path) {
+    auto corrupt = [&](const std::string& what) {
+        return Error(fmt::format(
+            "session file {} is corrupt: {}; fix it or delete it to forget its approvals", path,
+            what));
+    };
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error&) {
+        throw corrupt("not valid JSON");
+    }
+    if (!doc.is_object()) throw corrupt("expected an object");
+    if (!doc.contains("version") || doc["version"] != 1) throw corrupt("expected \"version\": 1");
+    if (!doc.contains("approvals") || !doc["approvals"].is_array())
+        throw corrupt("expected an \"approvals\" array");
+    std::vector<ApprovalKey> keys;
+    std::size_t index = 0;
+    for (const auto& entry : doc["approvals"]) {
+        ++index;
+        auto bad = [&](const char* what) {
+            return corrupt(fmt::format("approval {}: {}", index, what));
+        };
+        if (!entry.is_object()) throw bad("expected an object");
+        ApprovalKey key;
+        if (!entry.contains("command") || !entry["command"].is_array())
+            throw bad("\"command\" must be an array of strings");
+        for (const auto& w : entry["command"]) {
+            if (!w.is_string()) throw bad("\"command\" must be an array of strings");
+            key.command.push_back(w.get<std::string>());
+        }
+        if (!entry.contains("cwd") || !entry["cwd"].is_string()) throw bad("\"cwd\" must be a string");
+        key.cwd = entry["cwd"].get<std::string>();
+        if (!entry.contains("policy") || !entry["policy"].is_object())
+            throw bad("\"policy\" must be an object");
+        key.policy = entry["policy"];
+        if (!entry.contains("unsandboxed") || !entry["unsandboxed"].is_boolean())
+            throw bad("\"unsandboxed\" must be true or false");
+        key.unsandboxed = entry["unsandboxed"].get<bool>();
+        keys.push_back(std::move(key));
+    }
+    return keys;
+}
+
+void write_all(int fd, const std::string& data, const std::string& path) {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw Error(fmt::format("session file {}: cannot write: {}", path, errno_text(errno)));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+// mkdir -p with mode 0700 for the directories it creates.
+void make_directories(const std::string& dir) {
+    std::string prefix;
+    std::size_t pos = 0;
+    while (pos != std::string::npos) {
+        pos = dir.find('/', pos + 1);
+        prefix = dir.substr(0, pos);
+        if (prefix.empty()) continue;
+        if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
+            throw Error(fmt::format("--session: cannot create {}: {}", prefix, errno_text(errno)));
+    }
+}
+
+std::string parent_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos || slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ApprovalKey& k) {
+    return json{{"command", k.command}, {"cwd", k.cwd}, {"policy", k.policy},
+                {"unsandboxed", k.unsandboxed}};
+}
+
+bool MemorySessionStore::contains(const ApprovalKey& key) const {
+    return std::find(keys_.begin(), keys_.end(), key) != keys_.end();
+}
+
+void MemorySessionStore::add(const ApprovalKey& key) {
+    if (!contains(key)) keys_.push_back(key);
+}
+
+FileSessionStore::FileSessionStore(std::string path)
+    : path_(std::move(path)), lock_path_(path_ + ".lock") {
+    (void)load_locked();  // check it now: a corrupt file refuses before anything runs
+}
+
+std::vector<ApprovalKey> FileSessionStore::load_locked() const {
+    // Writers replace the file by rename, so a read without the lock sees
+    // either the old or the new version, never a mix.
+    const auto text = read_whole(path_);
+    if (!text) return {};
+    return parse_store(*text, path_);
+}
+
+bool FileSessionStore::contains(const ApprovalKey& key) const {
+    const auto keys = load_locked();
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+void FileSessionStore::add(const ApprovalKey& key) {
+    const std::string dir = parent_of(path_);
+    make_directories(dir);
+    Fd lock_fd(::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!lock_fd.valid())
+        throw Error(fmt::format("session lock {}: cannot open: {}", lock_path_, errno_text(errno)));
+    while (::flock(lock_fd.get(), LOCK_EX) != 0) {
+        if (errno != EINTR)
+            throw Error(fmt::format("session lock {}: cannot lock: {}", lock_path_, errno_text(errno)));
+    }
+    posix::FileLock held(lock_fd.get());
+
+    auto keys = load_locked();
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+    keys.push_back(key);
+    json doc{{"version", 1}, {"approvals", json::array()}};
+    for (const auto& k : keys) doc["approvals"].push_back(to_json(k));
+    const std::string text = doc.dump(2) + "\n";
+
+    std::string tmp = path_ + ".tmp.XXXXXX";
+    Fd tmp_fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!tmp_fd.valid())
+        throw Error(fmt::format("session file {}: cannot create a temporary file in {}: {}", path_,
+                                dir, errno_text(errno)));
+    try {
+        if (::fchmod(tmp_fd.get(), 0600) != 0)
+            throw Error(fmt::format("session file {}: cannot chmod: {}", tmp, errno_text(errno)));
+        write_all(tmp_fd.get(), text, tmp);
+        if (::fsync(tmp_fd.get()) != 0)
+            throw Error(fmt::format("session file {}: cannot sync: {}", tmp, errno_text(errno)));
+        tmp_fd.reset();
+        if (::rename(tmp.c_str(), path_.c_str()) != 0)
+            throw Error(fmt::format("session file {}: cannot replace: {}", path_, errno_text(errno)));
+    } catch (...) {
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.valid()) (void)::fsync(dir_fd.get());
+}
+
+void check_session_name(const std::string& name) {
+    auto bad = [&](const char* why) {
+        return Error(fmt::format("--session: bad name '{}': {} (use letters, digits, '-', '_', '.')",
+                                 name, why));
+    };
+    if (name.empty()) throw bad("it is empty");
+    if (name.size() > 128) throw bad("it is longer than 128 bytes");
+    if (name == "." || name == "..") throw bad("it is not a file name");
+    if (name.front() == '.' || name.front() == '-') throw bad("it starts with '.' or '-'");
+    for (const unsigned char c : name) {
+        if (c == '/') throw bad("it contains '/'");
+        if (c < 0x20 || c == 0x7f) throw bad("it contains a control character");
+    }
+}
+
+std::string sessions_directory() {
+    if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
+        return std::string(state) + "/sbx/sessions";
+    std::string home;
+    if (const char* h = std::getenv("HOME"); h && h[0] == '/') {
+        home = h;
+    } else if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && pw->pw_dir[0] == '/') {
+        home = pw->pw_dir;
+    } else {
+        throw Error("--session: no home directory; set XDG_STATE_HOME to an absolute directory");
+    }
+    return home + "/.local/state/sbx/sessions";
+}
+
+std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name) {
+    if (!name) return std::make_unique<MemorySessionStore>();
+    check_session_name(*name);
+    return std::make_unique<FileSessionStore>(sessions_directory() + "/" + *name + ".json");
+}
+
+}  // namespace sbx::approval

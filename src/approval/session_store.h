@@ -1,0 +1,77 @@
+// approved_for_session answers: in memory for this run, or persisted in
+// $XDG_STATE_HOME/sbx/sessions/NAME.json (--session NAME), safe under
+// concurrent sbx processes (flock on NAME.json.lock around every
+// read-modify-write; the file itself is replaced atomically by rename).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sbx::approval {
+
+// What an approval is for: this argv, in this cwd, under this canonical
+// policy, run with or without the sandbox.  An approval to run a command
+// under the sandbox never answers a request to run it without one.
+struct ApprovalKey {
+    std::vector<std::string> command;
+    std::string cwd;
+    nlohmann::json policy;  // canonical JSON
+    bool unsandboxed = false;
+    bool operator==(const ApprovalKey&) const = default;
+};
+
+nlohmann::json to_json(const ApprovalKey&);
+
+class SessionStore {
+public:
+    virtual ~SessionStore() = default;
+    virtual bool contains(const ApprovalKey&) const = 0;
+    virtual void add(const ApprovalKey&) = 0;
+};
+
+// For this run only.
+class MemorySessionStore final : public SessionStore {
+public:
+    bool contains(const ApprovalKey&) const override;
+    void add(const ApprovalKey&) override;
+
+private:
+    std::vector<ApprovalKey> keys_;
+};
+
+// One JSON file:
+//   {"version": 1, "approvals": [{"command": [...], "cwd": "...",
+//     "policy": {...}, "unsandboxed": false}, ...]}
+// Opening reads and checks it; a corrupt file throws Error (and is never
+// rewritten).  contains() re-reads the file, so approvals that another
+// process added since are seen.
+class FileSessionStore final : public SessionStore {
+public:
+    explicit FileSessionStore(std::string path);
+    bool contains(const ApprovalKey&) const override;
+    void add(const ApprovalKey&) override;
+    const std::string& path() const { return path_; }
+
+private:
+    std::vector<ApprovalKey> load_locked() const;  // the caller holds the lock
+    std::string path_;
+    std::string lock_path_;
+};
+
+// A session name is a safe file name: 1..128 bytes, printable, no '/', not
+// "." or "..", not starting with '.' or '-'.  Throws Error otherwise.
+void check_session_name(const std::string& name);
+
+// $XDG_STATE_HOME/sbx/sessions (when it is absolute), else
+// $HOME/.local/state/sbx/sessions, else the passwd entry's home.
+std::string sessions_directory();
+
+// The store for --session NAME (created directories 0700), or an in-memory
+// one without it.
+std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name);
+
+}  // namespace sbx::approval

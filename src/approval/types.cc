@@ -1,0 +1,109 @@
+#include "approval/types.h"
+
+#include <fmt/core.h>
+
+#include "approval/session_store.h"
+
+namespace sbx::approval {
+
+std::string_view to_string(ReviewDecision d) {
+    switch (d) {
+    case ReviewDecision::Approved: return "approved";
+    case ReviewDecision::ApprovedForSession: return "approved_for_session";
+    case ReviewDecision::Denied: return "denied";
+    case ReviewDecision::Abort: return "abort";
+    }
+    return "denied";
+}
+
+std::string_view to_string(AskForApproval m) {
+    switch (m) {
+    case AskForApproval::Never: return "never";
+    case AskForApproval::OnFailure: return "on-failure";
+    case AskForApproval::OnRequest: return "on-request";
+    case AskForApproval::Untrusted: return "untrusted";
+    }
+    return "never";
+}
+
+std::string_view to_string(ApprovalKind k) {
+    switch (k) {
+    case ApprovalKind::Sandbox: return "sandbox";
+    case ApprovalKind::Rules: return "rules";
+    case ApprovalKind::Escalation: return "escalation";
+    case ApprovalKind::Untrusted: return "untrusted";
+    }
+    return "sandbox";
+}
+
+AskForApproval parse_ask_for_approval(std::string_view word) {
+    for (auto m : {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest,
+                   AskForApproval::Untrusted}) {
+        if (word == to_string(m)) return m;
+    }
+    throw Error(fmt::format(
+        "--ask-for-approval: unknown mode '{}' (expected never, on-failure, on-request or untrusted)",
+        word));
+}
+
+std::optional<ReviewDecision> parse_review_decision(std::string_view word) {
+    for (auto d : {ReviewDecision::Approved, ReviewDecision::ApprovedForSession,
+                   ReviewDecision::Denied, ReviewDecision::Abort}) {
+        if (word == to_string(d)) return d;
+    }
+    return std::nullopt;
+}
+
+RejectConfig parse_reject(const std::vector<std::string>& values) {
+    RejectConfig r;
+    for (const auto& value : values) {
+        std::size_t start = 0;
+        for (;;) {
+            const auto comma = value.find(',', start);
+            const auto word = value.substr(start, comma == std::string::npos ? comma : comma - start);
+            if (word == "sandbox") r.sandbox = true;
+            else if (word == "rules") r.rules = true;
+            else
+                throw Error(fmt::format(
+                    "--reject: unknown prompt kind '{}' (expected sandbox, rules or sandbox,rules)",
+                    word));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+    }
+    return r;
+}
+
+ApprovalSettings settings_from_args(std::string_view ask_for_approval,
+                                    const std::vector<std::string>& reject,
+                                    const std::optional<std::string>& approver,
+                                    const std::optional<std::string>& session,
+                                    const std::vector<std::string>& rules_files, bool escalate,
+                                    const std::optional<std::string>& justification) {
+    ApprovalSettings s;
+    s.mode = parse_ask_for_approval(ask_for_approval);
+    s.reject = parse_reject(reject);
+    if (approver) {
+        if (approver->empty()) throw Error("--approver: the program name is empty");
+        s.approver = approver;
+    }
+    if (session) {
+        check_session_name(*session);
+        s.session = session;
+    }
+    for (const auto& file : rules_files) s.rules.add_file(file);
+    // Codex's rule: only on-request lets a command ask for escalation; in
+    // the other modes the request is refused rather than silently ignored.
+    if (escalate && s.mode != AskForApproval::OnRequest)
+        throw Error(fmt::format(
+            "--escalate: needs --ask-for-approval on-request (the mode is {})", to_string(s.mode)));
+    if (justification && !escalate)
+        throw Error("--justification: only meaningful with --escalate");
+    s.escalate = escalate;
+    s.justification = justification;
+    return s;
+}
+
+bool policy_has_liftable_sandbox(const CanonicalPolicy& p) { return p.sandboxed_filesystem(); }
+
+}  // namespace sbx::approval

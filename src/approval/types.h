@@ -1,0 +1,89 @@
+// Approvals (SPEC section 7): the vocabulary, the settings built from the
+// command line, and the facts a decision is made from.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "approval/rules.h"
+#include "policy/policy.h"
+
+namespace sbx::approval {
+
+// What an approver (or the cache, or a rule) answers.
+enum class ReviewDecision { Approved, ApprovedForSession, Denied, Abort };
+
+// --ask-for-approval.
+enum class AskForApproval { Never, OnFailure, OnRequest, Untrusted };
+
+// What a prompt is about.
+//   Sandbox:    retry without the sandbox after a likely sandbox denial.
+//   Rules:      a `prompt` rule matched the command.
+//   Escalation: --escalate asked to run without the sandbox (on-request).
+//   Untrusted:  untrusted mode, a command not known to be safe.
+enum class ApprovalKind { Sandbox, Rules, Escalation, Untrusted };
+
+std::string_view to_string(ReviewDecision);
+std::string_view to_string(AskForApproval);
+std::string_view to_string(ApprovalKind);
+
+// Throw Error("--ask-for-approval: unknown mode 'x' (expected ...)").
+AskForApproval parse_ask_for_approval(std::string_view);
+// nullopt for anything but the four decision words.
+std::optional<ReviewDecision> parse_review_decision(std::string_view);
+
+// --reject sandbox,rules: prompts of these kinds are refused without asking.
+// `sandbox` covers the prompts about running without the sandbox (the retry
+// after a denial and an --escalate request); `rules` covers `prompt` rules.
+struct RejectConfig {
+    bool sandbox = false;
+    bool rules = false;
+    bool operator==(const RejectConfig&) const = default;
+};
+
+// Each element may itself be a comma-separated list: {"sandbox,rules"} or
+// {"sandbox", "rules"}.  Throws Error on an unknown word.
+RejectConfig parse_reject(const std::vector<std::string>&);
+
+// Everything section 7's flags say, validated.
+struct ApprovalSettings {
+    AskForApproval mode = AskForApproval::Never;
+    RejectConfig reject;
+    std::optional<std::string> approver;     // --approver PROGRAM
+    std::optional<std::string> session;      // --session NAME (validated)
+    RuleSet rules;                           // from every --rules FILE
+    bool escalate = false;                   // --escalate
+    std::optional<std::string> justification;
+    // How long an approver program may stay silent (tests shorten it).
+    std::chrono::milliseconds approver_timeout{30000};
+};
+
+// From cli::ApprovalArgs' plain fields.  Reads the rules files; throws Error
+// on a bad mode, reject word, session name, rules file, or --escalate /
+// --justification without on-request.
+ApprovalSettings settings_from_args(std::string_view ask_for_approval,
+                                    const std::vector<std::string>& reject,
+                                    const std::optional<std::string>& approver,
+                                    const std::optional<std::string>& session,
+                                    const std::vector<std::string>& rules_files, bool escalate,
+                                    const std::optional<std::string>& justification);
+
+// The command to decide about.
+struct ApprovalRequest {
+    std::vector<std::string> command;  // argv
+    std::string cwd;                   // absolute
+    CanonicalPolicy policy;
+};
+
+// True when the policy has a sandbox that sbx applies and could lift
+// (read-only, workspace-write).  danger-full-access runs without one and
+// external-sandbox is sandboxed by someone else: sbx cannot lift that one, so
+// neither mode ever escalates or retries "without the sandbox".
+bool policy_has_liftable_sandbox(const CanonicalPolicy&);
+
+}  // namespace sbx::approval

@@ -1,0 +1,122 @@
+// The policy and check commands, and what every command shares: resolving the
+// policy options and finding the helper.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/options.h"
+#include "platform/seatbelt.h"
+#include "policy/check.h"
+#include "sbx_config.h"
+
+namespace sbx::cli {
+
+namespace {
+
+std::string read_policy_file(const std::string& path, const std::string& source) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error(fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    std::ostringstream s;
+    s << f.rdbuf();
+    if (f.bad()) throw Error(fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    return s.str();
+}
+
+bool executable_file(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+}  // namespace
+
+CanonicalPolicy resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
+    Environment env = system_environment();
+    env.cwd = workspace_cwd;
+    PolicyInput input;
+
+    std::optional<std::string> file = args.policy_file;
+    std::string file_source = "--policy-file " + file.value_or("");
+    if (!file) {
+        if (const char* f = std::getenv("SBX_POLICY_FILE"); f && *f) {
+            file = f;
+            file_source = fmt::format("$SBX_POLICY_FILE ({})", f);
+        }
+    }
+    // A document's own derived keys must agree with that document alone.
+    auto load = [&env](const std::string& text, const std::string& source) {
+        PolicyInput in = input_from_json_text(text, source);
+        check_derived_keys(nlohmann::json::parse(text), resolve(in, env), source);
+        return in;
+    };
+    if (file) input.merge(load(read_policy_file(*file, file_source), file_source));
+    if (args.policy_json) input.merge(load(*args.policy_json, "--policy-json"));
+    input.merge(args.flags);
+    return resolve(input, env);
+}
+
+std::string find_linux_helper() {
+    if (const char* e = std::getenv("SBX_LINUX_SANDBOX_EXE"); e && *e) {
+        std::string path = e;
+        if (path.front() != '/')
+            throw Error(fmt::format("$SBX_LINUX_SANDBOX_EXE: '{}' is not an absolute path", path));
+        if (!executable_file(path))
+            throw Error(fmt::format("$SBX_LINUX_SANDBOX_EXE: {}: not an executable file", path));
+        return path;
+    }
+    std::string installed = std::string(SBX_LIBEXECDIR) + "/" + SBX_HELPER_NAME;
+    if (executable_file(installed)) return installed;
+    auto self = system_environment().realpath("/proc/self/exe");
+    if (self) {
+        std::string beside = self->substr(0, self->rfind('/') + 1) + SBX_HELPER_NAME;
+        if (executable_file(beside)) return beside;
+    }
+    throw Error(fmt::format("the Linux helper {} was not found in {} nor beside sbx; install sbx with "
+                            "'meson install' or set $SBX_LINUX_SANDBOX_EXE",
+                            SBX_HELPER_NAME, SBX_LIBEXECDIR));
+}
+
+int policy_command(const PolicyCommandArgs& args) {
+    CanonicalPolicy p = resolve_policy_args(args.policy, system_environment().cwd);
+    if (args.json) {
+        fmt::print("{}\n", to_json_text(p));
+    } else if (args.seatbelt) {
+        if (p.mode == Mode::DangerFullAccess)
+            throw Error("--seatbelt: danger-full-access runs without a sandbox, so it has no profile");
+        fmt::print("{}", seatbelt_profile(p));
+    } else {
+        fmt::print("{}", to_text(p));
+    }
+    return 0;
+}
+
+int check_command(const CheckArgs& args) {
+    Environment env = system_environment();
+    CanonicalPolicy p = resolve_policy_args(args.policy, env.cwd);
+    bool all = true;
+    nlohmann::json answers = nlohmann::json::array();
+    for (const auto& q : args.queries) {
+        Access a = q.kind == CheckQuery::Kind::Read    ? Access::Read
+                   : q.kind == CheckQuery::Kind::Write ? Access::Write
+                   : q.kind == CheckQuery::Kind::Exec  ? Access::Exec
+                                                       : Access::Connect;
+        Verdict v = check_access(p, a, q.target, env);
+        all = all && v.allowed;
+        if (args.json) {
+            answers.push_back({{"access", to_string(a)},
+                               {"target", q.target},
+                               {"resolved", v.subject},
+                               {"allowed", v.allowed},
+                               {"rule", v.rule}});
+        } else {
+            fmt::print("{:<8} {:<8} {}  ({})\n", v.allowed ? "allowed" : "denied", to_string(a), v.subject, v.rule);
+        }
+    }
+    if (args.json) fmt::print("{}\n", answers.dump(2));
+    return all ? 0 : 1;
+}
+
+}  // namespace sbx::cli

@@ -1,0 +1,318 @@
+// The command line: argv -> the plain structs of options.h -> a command.
+// This is the only code that reads argv.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "policy/units.h"
+#include "sbx_config.h"
+
+namespace sbx::cli {
+
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit status of sbx run: the command's own; 124 timeout; 128+N killed by signal N;\n"
+    "125 sbx failed or refused (one line on stderr starting with 'sbx: '); 126 the command\n"
+    "cannot be executed; 127 it is not found.  See sbx(1).";
+
+// Flags whose values need parsing after CLI11 has collected them as text.
+struct PolicyText {
+    std::string mode, network, workspace;
+    std::string memory, cpu, procs, file_size, open_files;
+    bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false;
+    std::vector<std::string> writable_roots;
+};
+
+void add_policy_options(CLI::App& app, PolicyArgs& args, PolicyText& text) {
+    const char* group = "Policy options";
+    app.add_option("-p,--policy", text.mode,
+                   "Sandbox mode: read-only (default), workspace-write, danger-full-access (alias full), "
+                   "external-sandbox (alias external)")
+        ->group(group);
+    app.add_option("-n,--network", text.network,
+                   "Network: restricted (default; full for danger-full-access), limited (a private network "
+                   "with only loopback), full")
+        ->group(group);
+    app.add_option("-w,--writable-root", text.writable_roots,
+                   "A directory writable in workspace-write, besides the workspace (repeatable)")
+        ->group(group);
+    app.add_option("--workspace", text.workspace, "The workspace directory (default: the command's cwd)")
+        ->group(group);
+    app.add_flag("--exclude-slash-tmp", text.exclude_slash_tmp, "Do not make /tmp and /dev/shm writable")
+        ->group(group);
+    app.add_flag("--exclude-tmpdir-env-var", text.exclude_tmpdir, "Do not make $TMPDIR writable")->group(group);
+    app.add_option("--protect", args.flags.protect,
+                   "Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents "
+                   "(repeatable)")
+        ->group(group);
+    app.add_option("--unprotect", args.flags.unprotect, "Stop protecting NAME (repeatable)")->group(group);
+    app.add_flag("--allow-unprotected", text.allow_unprotected,
+                 "Where no mount namespace can be made, run with Landlock alone (protected paths and metadata "
+                 "changes are then not enforced) instead of refusing")
+        ->group(group);
+    app.add_option("--policy-file", args.policy_file,
+                   "Read the policy from a JSON file with the canonical policy's keys (any subset); default "
+                   "$SBX_POLICY_FILE")
+        ->group(group);
+    app.add_option("--policy-json", args.policy_json,
+                   "The policy as JSON: canonical keys, or Codex's SandboxPolicy ({\"type\":...})")
+        ->group(group);
+    app.add_option("--limit-memory", text.memory, "Address-space limit, e.g. 512M, 2G")->group(group);
+    app.add_option("--limit-cpu", text.cpu, "CPU-time limit in seconds")->group(group);
+    app.add_option("--limit-procs", text.procs, "Process limit (RLIMIT_NPROC, counted per user)")->group(group);
+    app.add_option("--limit-file-size", text.file_size, "Largest file the command may write, e.g. 100M")
+        ->group(group);
+    app.add_option("--limit-open-files", text.open_files, "Open-file limit")->group(group);
+}
+
+// After parsing: turn the collected text into the typed PolicyInput.
+void finish_policy(const PolicyText& text, PolicyArgs& args) {
+    PolicyInput& in = args.flags;
+    if (!text.mode.empty()) {
+        in.mode = parse_mode(text.mode);
+        if (!in.mode)
+            throw Error(fmt::format("--policy: '{}' is not a mode (read-only, workspace-write, "
+                                    "danger-full-access, external-sandbox)",
+                                    text.mode));
+    }
+    if (!text.network.empty()) {
+        in.network = parse_network(text.network);
+        if (!in.network)
+            throw Error(fmt::format("--network: '{}' is not a network level (restricted, limited, full)",
+                                    text.network));
+    }
+    if (!text.workspace.empty()) in.workspace = PolicyInput::SourcedPath{text.workspace, "--workspace"};
+    for (const auto& r : text.writable_roots) in.writable_roots.push_back({r, "--writable-root"});
+    if (text.exclude_slash_tmp) in.exclude_slash_tmp = true;
+    if (text.exclude_tmpdir) in.exclude_tmpdir_env_var = true;
+    if (text.allow_unprotected) in.allow_unprotected = true;
+    if (!text.memory.empty()) in.limits.memory = parse_size(text.memory, "--limit-memory");
+    if (!text.cpu.empty()) in.limits.cpu_seconds = parse_count(text.cpu, "--limit-cpu");
+    if (!text.procs.empty()) in.limits.processes = parse_count(text.procs, "--limit-procs");
+    if (!text.file_size.empty()) in.limits.file_size = parse_size(text.file_size, "--limit-file-size");
+    if (!text.open_files.empty()) in.limits.open_files = parse_count(text.open_files, "--limit-open-files");
+}
+
+std::string current_dir() { return system_environment().cwd; }
+
+struct RunText {
+    std::string cwd, timeout, stdin_mode = "inherit", target_os;
+    std::vector<std::string> env, unset_env;
+    bool no_cap = false, json = false, events = false;
+};
+
+void add_run_options(CLI::App& run, RunArgs& args, RunText& text) {
+    const char* group = "Run options";
+    run.add_option("-C,--cwd", text.cwd, "Where the command runs (default: the current directory)")->group(group);
+    run.add_option("-t,--timeout", text.timeout,
+                   "Kill the command and everything it started after DURATION: 500ms, 10s, 2m, 1h; a bare "
+                   "number is seconds (exit 124)")
+        ->group(group);
+    run.add_option("--max-output-bytes", args.caps.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)")
+        ->group(group);
+    run.add_option("--max-output-lines", args.caps.max_lines, "Lines shown per stream (default 256; 0 = no cap)")
+        ->group(group);
+    run.add_flag("--no-output-cap", text.no_cap, "Show all output (both caps 0)")->group(group);
+    run.add_flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout")
+        ->group(group);
+    run.add_flag("--events", text.events, "Print JSON Lines while running: begin, output, end (the result)")
+        ->group(group);
+    run.add_option("--env", text.env, "Set KEY=VALUE in the command's environment (repeatable)")->group(group);
+    run.add_option("--unset-env", text.unset_env, "Remove KEY from the command's environment (repeatable)")
+        ->group(group);
+    run.add_flag("--clear-env", args.command.clear_env,
+                 "Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx's environment")
+        ->group(group);
+    run.add_option("--stdin", text.stdin_mode, "inherit (default) or null")->group(group);
+    run.add_flag("--dry-run", args.dry_run,
+                 "Print what would be executed as one JSON object {argv, env (the additions), cwd} and run "
+                 "nothing")
+        ->group(group);
+    run.add_option("--target-os", text.target_os, "With --dry-run: show the plan for linux or macos")
+        ->group(group);
+
+    const char* agroup = "Approval options";
+    run.add_option("-a,--ask-for-approval", args.approval.ask_for_approval,
+                   "never (default), on-failure, on-request, untrusted")
+        ->group(agroup);
+    run.add_option("--reject", args.approval.reject,
+                   "Auto-reject these prompt kinds: sandbox, rules (comma-separated)")
+        ->delimiter(',')
+        ->group(agroup);
+    run.add_option("--approver", args.approval.approver,
+                   "Program that decides approvals: one JSON request on stdin, a decision on stdout")
+        ->group(agroup);
+    run.add_option("--session", args.approval.session,
+                   "Keep approved_for_session decisions in $XDG_STATE_HOME/sbx/sessions/NAME.json")
+        ->group(agroup);
+    run.add_option("--rules", args.approval.rules_files, "JSON prefix-rules file (repeatable)")->group(agroup);
+    run.add_flag("--escalate", args.approval.escalate, "Ask to run this command without the sandbox")
+        ->group(agroup);
+    run.add_option("--justification", args.approval.justification, "Why --escalate is needed (shown to the approver)")
+        ->group(agroup);
+}
+
+void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> command) {
+    if (command.empty()) throw Error("run: no command given (usage: sbx run [OPTIONS] -- COMMAND [ARG...])");
+    args.command.argv = std::move(command);
+    std::string cwd = current_dir();
+    if (!text.cwd.empty()) {
+        auto real = system_environment().realpath(text.cwd.front() == '/' ? text.cwd : cwd + "/" + text.cwd);
+        if (!real) throw Error(fmt::format("--cwd: {}: no such directory", text.cwd));
+        if (::access(real->c_str(), X_OK) != 0) throw Error(fmt::format("--cwd: {}: not an accessible directory", text.cwd));
+        cwd = *real;
+    }
+    args.command.cwd = cwd;
+    if (!text.timeout.empty()) args.timeout = parse_duration(text.timeout, "--timeout");
+    if (text.no_cap) args.caps = {0, 0};
+    if (text.json && text.events) throw Error("--json and --events: choose one output format");
+    args.format = text.json ? OutputFormat::Json : text.events ? OutputFormat::Events : OutputFormat::Text;
+    for (const auto& kv : text.env) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw Error(fmt::format("--env: '{}' is not KEY=VALUE", kv));
+        args.command.set_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    for (const auto& k : text.unset_env) {
+        if (k.empty() || k.find('=') != std::string::npos)
+            throw Error(fmt::format("--unset-env: '{}' is not a variable name", k));
+        args.command.unset_env.push_back(k);
+    }
+    if (text.stdin_mode == "inherit") args.command.stdin_mode = StdinMode::Inherit;
+    else if (text.stdin_mode == "null") args.command.stdin_mode = StdinMode::Null;
+    else throw Error(fmt::format("--stdin: '{}' is not inherit or null", text.stdin_mode));
+    if (!text.target_os.empty()) {
+        if (!args.dry_run) throw Error("--target-os: only with --dry-run (sbx runs the sandbox of the OS it is on)");
+        if (text.target_os == "linux") args.target_os = TargetOs::Linux;
+        else if (text.target_os == "macos") args.target_os = TargetOs::MacOs;
+        else throw Error(fmt::format("--target-os: '{}' is not linux or macos", text.target_os));
+    } else {
+#ifdef __APPLE__
+        args.target_os = TargetOs::MacOs;
+#else
+        args.target_os = TargetOs::Linux;
+#endif
+    }
+    if (args.approval.justification && !args.approval.escalate)
+        throw Error("--justification: only with --escalate");
+}
+
+// Collapses CLI11's message to one line.
+std::string one_line(std::string s) {
+    for (auto& c : s)
+        if (c == '\n') c = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"sbx runs one command under an OS sandbox described by a small policy, and reports what "
+                 "happened.",
+                 "sbx"};
+    app.set_version_flag("--version", "sbx " SBX_VERSION);
+    app.require_subcommand(1);
+    app.footer(kExitCodes);
+
+    RunArgs run_args;
+    PolicyText run_policy;
+    RunText run_text;
+    CLI::App* run = app.add_subcommand("run", "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
+    add_policy_options(*run, run_args.policy, run_policy);
+    add_run_options(*run, run_args, run_text);
+    // Everything from the first word that is not an option of run is the command.
+    run->prefix_command();
+
+    PolicyCommandArgs policy_args;
+    PolicyText policy_policy;
+    CLI::App* policy = app.add_subcommand("policy", "Print the canonical policy (text, --json, or --seatbelt)");
+    add_policy_options(*policy, policy_args.policy, policy_policy);
+    policy->add_flag("--json", policy_args.json, "Print the canonical JSON");
+    policy->add_flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
+
+    CheckArgs check_args;
+    PolicyText check_policy;
+    CLI::App* check = app.add_subcommand(
+        "check", "Answer, per query, whether the policy allows it and which rule decided (exit 1 if any denied)");
+    add_policy_options(*check, check_args.policy, check_policy);
+    auto query = [&](const char* flag, CheckQuery::Kind kind, const char* help) {
+        check->add_option_function<std::vector<std::string>>(
+                 flag,
+                 [&check_args, kind](const std::vector<std::string>& v) {
+                     for (const auto& t : v) check_args.queries.push_back({kind, t});
+                 },
+                 help)
+            ->trigger_on_parse()  // keep the queries in command-line order
+            ->group("Queries");
+    };
+    query("--read", CheckQuery::Kind::Read, "May the command read PATH?");
+    query("--write", CheckQuery::Kind::Write, "May the command write PATH?");
+    query("--exec", CheckQuery::Kind::Exec, "May the command execute PATH?");
+    query("--connect", CheckQuery::Kind::Connect, "May the command connect to HOST:PORT?");
+    check->add_flag("--json", check_args.json, "Print the answers as JSON");
+
+    DoctorArgs doctor_args;
+    CLI::App* doctor = app.add_subcommand(
+        "doctor", "Report what this machine can enforce, proven by a live probe under each mode");
+    doctor->add_flag("--json", doctor_args.json, "Print the report as JSON");
+
+    // CLI11 hands "--" back to the parent app, so the command after the first
+    // "--" is split off here; without "--", prefix_command() collects it.
+    std::vector<std::string> words(argv + 1, argv + argc);
+    std::vector<std::string> after_dashes;
+    if (auto dd = std::find(words.begin(), words.end(), "--"); dd != words.end()) {
+        after_dashes.assign(dd + 1, words.end());
+        words.erase(dd, words.end());
+        if (after_dashes.empty()) after_dashes.push_back("");  // "--" with nothing after: caught below
+    }
+    std::reverse(words.begin(), words.end());  // CLI11 parses a reversed vector
+    try {
+        app.parse(words);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string where = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name() + " ";
+        throw Error(fmt::format("{}; see 'sbx {}--help'", one_line(e.what()), where));
+    }
+
+    if (!after_dashes.empty() && !run->parsed())
+        throw Error("'--' is only for sbx run, before the command; see 'sbx --help'");
+    if (run->parsed()) {
+        std::vector<std::string> command = run->remaining();
+        if (!after_dashes.empty()) {
+            if (!command.empty())
+                throw Error(fmt::format("run: '{}' before '--' is not an option of run; see 'sbx run --help'",
+                                        command.front()));
+            command = after_dashes;
+            if (command == std::vector<std::string>{""}) command.clear();
+        }
+        finish_policy(run_policy, run_args.policy);
+        finish_run(run_text, run_args, command);
+        return run_command(run_args);
+    }
+    if (policy->parsed()) {
+        finish_policy(policy_policy, policy_args.policy);
+        if (policy_args.json && policy_args.seatbelt) throw Error("--json and --seatbelt: choose one");
+        return policy_command(policy_args);
+    }
+    if (check->parsed()) {
+        finish_policy(check_policy, check_args.policy);
+        if (check_args.queries.empty())
+            throw Error("check: no query (give --read, --write, --exec or --connect)");
+        return check_command(check_args);
+    }
+    return doctor_command(doctor_args);
+}
+
+}  // namespace sbx::cli

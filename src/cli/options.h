@@ -1,0 +1,84 @@
+// What the command line says, as plain data.  options.cc (CLI11) is the only
+// code that reads argv; every command takes one of these structs.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/supervisor.h"
+#include "platform/plan.h"
+#include "policy/policy.h"
+
+namespace sbx::cli {
+
+enum class OutputFormat { Text, Json, Events };
+
+// Policy options shared by run, policy and check; resolved with
+// resolve_policy_args() (sources merged: defaults, file, flags).
+struct PolicyArgs {
+    PolicyInput flags;                       // from the flags themselves
+    std::optional<std::string> policy_file;  // --policy-file, else $SBX_POLICY_FILE
+    std::optional<std::string> policy_json;  // --policy-json
+};
+
+// Section 7's options, passed through to the approval module.
+struct ApprovalArgs {
+    std::string ask_for_approval = "never";    // never|on-failure|on-request|untrusted
+    std::vector<std::string> reject;           // "sandbox", "rules"
+    std::optional<std::string> approver;       // --approver PROGRAM
+    std::optional<std::string> session;        // --session NAME
+    std::vector<std::string> rules_files;      // --rules FILE
+    bool escalate = false;
+    std::optional<std::string> justification;
+};
+
+struct RunArgs {
+    PolicyArgs policy;
+    CommandSpec command;                      // argv, cwd (absolute), env, stdin
+    std::optional<std::chrono::milliseconds> timeout;
+    OutputCaps caps;
+    OutputFormat format = OutputFormat::Text;
+    bool dry_run = false;
+    TargetOs target_os = TargetOs::Linux;     // --target-os (dry-run only)
+    ApprovalArgs approval;
+};
+
+struct PolicyCommandArgs {
+    PolicyArgs policy;
+    bool json = false;
+    bool seatbelt = false;
+};
+
+struct CheckQuery {
+    enum class Kind { Read, Write, Exec, Connect } kind;
+    std::string target;  // a path, or HOST:PORT
+};
+
+struct CheckArgs {
+    PolicyArgs policy;
+    std::vector<CheckQuery> queries;  // in command-line order
+    bool json = false;
+};
+
+struct DoctorArgs {
+    bool json = false;
+};
+
+// Merge defaults, the policy file and the flags, then resolve in the real
+// environment (cwd = workspace_cwd).  Throws Error.
+CanonicalPolicy resolve_policy_args(const PolicyArgs&, const std::string& workspace_cwd);
+
+// Where sbx finds the helper: $SBX_LINUX_SANDBOX_EXE, then libexecdir, then
+// beside its own executable; never the workspace or PATH.  Throws Error when
+// none is there.
+std::string find_linux_helper();
+
+// The commands; each returns sbx's exit status.
+int run_command(const RunArgs&);
+int policy_command(const PolicyCommandArgs&);
+int check_command(const CheckArgs&);
+int doctor_command(const DoctorArgs&);
+
+}  // namespace sbx::cli

@@ -1,0 +1,208 @@
+// `sbx run`: resolve the policy, plan, then either print the plan (--dry-run)
+// or run the command under the supervisor and report in the chosen format.
+//
+// One attempt = one run of the command, sandboxed or not; the approval flow
+// (src/approval/orchestrator.h) strings attempts together around Runner::attempt.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "approval/orchestrator.h"
+#include "cli/options.h"
+#include "exec/supervisor.h"
+#include "platform/plan.h"
+#include "report/denial.h"
+#include "report/report.h"
+
+namespace sbx::cli {
+
+namespace {
+
+// How much of each stream's end the denial heuristics look at.
+constexpr std::size_t kDenialTail = 4096;
+
+void write_out(int fd, std::string_view s) {
+    while (!s.empty()) {
+        const ssize_t w = ::write(fd, s.data(), s.size());
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return;  // a closed stdout/stderr: nothing more to say
+        }
+        s.remove_prefix(static_cast<std::size_t>(w));
+    }
+}
+
+std::string duration_text(std::chrono::milliseconds d) {
+    if (d.count() % 1000 != 0) return fmt::format("{}ms", d.count());
+    return fmt::format("{}s", d.count() / 1000);
+}
+
+// One run of the command, with what the denial analysis made of it.
+struct Attempt {
+    ExecPlan plan;
+    ExecResult result;
+    DenialAnalysis denial;
+    bool sandboxed = false;  // a sandbox was applied (plan.sandbox != "none")
+};
+
+class Runner {
+public:
+    Runner(const RunArgs& args, CanonicalPolicy policy) : args_(args), policy_(std::move(policy)) {}
+
+    const CanonicalPolicy& policy() const { return policy_; }
+
+    // The plan of this command under the policy (sandboxed) or without any
+    // sandbox (the danger-full-access plan of the same command).
+    ExecPlan make_plan(bool sandboxed, TargetOs os) const {
+        CanonicalPolicy p = policy_;
+        if (!sandboxed) {
+            p.mode = Mode::DangerFullAccess;
+            p.network = Network::Full;
+        }
+        PlatformPaths paths;
+        if (p.mode != Mode::DangerFullAccess && os == TargetOs::Linux) paths.linux_helper = helper();
+        return plan(p, args_.command, os, paths);
+    }
+
+    // Runs the command once and analyses the outcome.
+    Attempt attempt(bool sandboxed) {
+        Attempt a;
+        a.plan = make_plan(sandboxed, TargetOs::Linux);
+        a.sandboxed = a.plan.sandbox != "none";
+
+        // Subscribed before the command starts, so no record is missed.
+        std::optional<AuditWatch> audit;
+        if (a.sandboxed) audit.emplace();
+
+        SuperviseOptions opt;
+        opt.timeout = args_.timeout;
+        opt.caps = args_.caps;
+        if (a.sandboxed) opt.tail_bytes = kDenialTail;
+        Utf8Chunker chunkers[2];
+        switch (args_.format) {
+            case OutputFormat::Text:
+                opt.passthrough = true;
+                break;
+            case OutputFormat::Json:
+                opt.passthrough = false;
+                opt.capture = true;
+                break;
+            case OutputFormat::Events:
+                opt.passthrough = false;
+                opt.capture = true;
+                write_out(STDOUT_FILENO, json_line(begin_event(args_.command.argv, args_.command.cwd,
+                                                               a.plan.sandbox, policy_)));
+                opt.on_output = [&chunkers](Stream s, std::string_view data) {
+                    const std::string text = chunkers[s == Stream::Stdout ? 0 : 1].push(data);
+                    if (!text.empty()) write_out(STDOUT_FILENO, json_line(output_event(s, text)));
+                };
+                break;
+        }
+
+        a.result = supervise(a.plan, opt);
+        if (args_.format == OutputFormat::Events) {
+            for (Stream s : {Stream::Stdout, Stream::Stderr}) {
+                const std::string rest = chunkers[s == Stream::Stdout ? 0 : 1].finish();
+                if (!rest.empty()) write_out(STDOUT_FILENO, json_line(output_event(s, rest)));
+            }
+        }
+        a.denial = analyze_denial(a.result, a.sandboxed);
+        if (audit && audit->active()) {
+            const bool failed = a.result.exit_code != 0;
+            // The domain's creator is the helper, as the kernel names it (resolved).
+            const auto exe = system_environment().realpath(helper()).value_or(helper());
+            a.denial.denials = landlock_denials(audit->collect(failed ? 100 : 0), exe);
+        }
+        if (args_.format == OutputFormat::Text) write_out(STDERR_FILENO, text_notes(a));
+        return a;
+    }
+
+    // Text mode's lines on stderr after an attempt: truncation, timeout,
+    // the likely denial and the flag that would allow it.
+    std::string text_notes(const Attempt& a) const {
+        std::string notes;
+        if (auto n = truncation_note(Stream::Stdout, a.result.out)) notes += *n;
+        if (auto n = truncation_note(Stream::Stderr, a.result.err)) notes += *n;
+        if (a.result.timed_out && args_.timeout)
+            notes += fmt::format("sbx: timed out after {}: every process of the command was killed\n",
+                                 duration_text(*args_.timeout));
+        RunReport r;
+        r.policy = policy_;
+        r.denial = a.denial;
+        if (auto n = denial_note(r)) notes += *n;
+        if (a.result.survivors > 0)
+            notes += fmt::format("sbx: warning: {} processes of the command could not be killed\n",
+                                 a.result.survivors);
+        return notes;
+    }
+
+private:
+    const std::string& helper() const {
+        if (helper_.empty()) helper_ = find_linux_helper();
+        return helper_;
+    }
+
+    const RunArgs& args_;
+    CanonicalPolicy policy_;
+    mutable std::string helper_;
+};
+
+int dry_run(const Runner& runner, const RunArgs& args) {
+    const ExecPlan p = runner.make_plan(true, args.target_os);
+    const nlohmann::json out{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
+    write_out(STDOUT_FILENO, out.dump(2) + "\n");
+    return 0;
+}
+
+// The end of a run: the result in the chosen format (text mode printed its
+// notes after each attempt); sbx's exit status.
+int report(const RunArgs& args, const RunReport& r) {
+    if (args.format == OutputFormat::Json) write_out(STDOUT_FILENO, json_line(result_json(r)));
+    if (args.format == OutputFormat::Events) write_out(STDOUT_FILENO, json_line(end_event(r)));
+    return r.result.exit_code;
+}
+
+}  // namespace
+
+int run_command(const RunArgs& args) {
+    Runner runner(args, resolve_policy_args(args.policy, args.command.cwd));
+    if (args.dry_run) return dry_run(runner, args);
+
+    const auto& ap = args.approval;
+    const approval::ApprovalSettings settings = approval::settings_from_args(
+        ap.ask_for_approval, ap.reject, ap.approver, ap.session, ap.rules_files, ap.escalate, ap.justification);
+    const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy()};
+
+    // The approval flow strings the attempts together: sandboxed first (or
+    // unsandboxed after an approved escalation), maybe a retry without the
+    // sandbox; `last` is the attempt whose result is reported.
+    std::optional<Attempt> last;
+    const approval::Orchestrated o = approval::orchestrate(request, settings, [&](bool sandboxed) {
+        last = runner.attempt(sandboxed);
+        return approval::AttemptOutcome{last->result, last->denial.sandbox_denied};
+    });
+    for (const auto& w : o.warnings) write_out(STDERR_FILENO, fmt::format("sbx: warning: {}\n", w));
+    if (o.refused_exit || !last) {
+        write_out(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
+        return o.refused_exit.value_or(125);
+    }
+
+    RunReport r;
+    r.command = args.command.argv;
+    r.cwd = args.command.cwd;
+    r.sandbox = last->plan.sandbox;
+    r.policy = runner.policy();
+    r.result = std::move(last->result);
+    r.denial = std::move(last->denial);
+    r.escalated = o.escalated;
+    r.approval = o.approval;
+    return report(args, r);
+}
+
+}  // namespace sbx::cli

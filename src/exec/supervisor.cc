@@ -1,0 +1,476 @@
+// The supervisor's poll loop: one loop over the command's stdout and stderr
+// pipes, a pidfd for the child and a signalfd for the forwarded signals, with
+// the deadline as the poll timeout.
+#include "exec/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "exec/output_cap.h"
+#include "exec/process.h"
+#include "policy/policy.h"
+
+extern char** environ;
+
+namespace sbx {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using exec::Fd;
+
+constexpr std::array kForwarded{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr auto kDrainAfterExit = std::chrono::seconds(2);
+constexpr std::size_t kReadBuffer = 64 * 1024;
+constexpr std::size_t kSpliceChunk = 1 << 20;
+
+// Blocks the forwarded signals (read through a signalfd) and SIGTTOU, ignores
+// SIGPIPE (a closed sbx stdout is seen as EPIPE) and makes SIGCHLD default so
+// that the child is not auto-reaped; restores all of it on destruction.
+class SignalGuard {
+public:
+    SignalGuard() {
+        sigset_t block;
+        sigemptyset(&block);
+        for (int s : kForwarded) sigaddset(&block, s);
+        sigaddset(&block, SIGTTOU);
+        sigaddset(&block, SIGCHLD);
+        if (::sigprocmask(SIG_BLOCK, &block, &old_mask_) != 0)
+            throw Error(fmt::format("cannot block signals: {}", std::strerror(errno)));
+        struct sigaction ign {};
+        ign.sa_handler = SIG_IGN;
+        ::sigaction(SIGPIPE, &ign, &old_pipe_);
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        ::sigaction(SIGCHLD, &dfl, &old_chld_);
+    }
+    ~SignalGuard() {
+        ::sigaction(SIGCHLD, &old_chld_, nullptr);
+        ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+        ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    }
+    SignalGuard(const SignalGuard&) = delete;
+    SignalGuard& operator=(const SignalGuard&) = delete;
+    const sigset_t& old_mask() const { return old_mask_; }
+
+private:
+    sigset_t old_mask_{};
+    struct sigaction old_pipe_ {};
+    struct sigaction old_chld_ {};
+};
+
+// Gives the terminal back to sbx's process group when the command had it.
+class TerminalGuard {
+public:
+    TerminalGuard() = default;
+    void took() { took_ = true; }
+    ~TerminalGuard() {
+        if (took_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
+    }
+    TerminalGuard(const TerminalGuard&) = delete;
+    TerminalGuard& operator=(const TerminalGuard&) = delete;
+
+private:
+    bool took_ = false;
+};
+
+// What the child needs, prepared before fork so that the child only makes
+// async-signal-safe calls.
+struct ChildSetup {
+    pid_t parent;
+    std::vector<char*> argv;
+    std::vector<char*> envp;
+    std::vector<std::string> candidates;
+    const char* cwd;
+    bool stdin_null;
+    bool take_tty;
+    int out_fd;
+    int err_fd;
+    int status_fd;
+    const sigset_t* mask;
+};
+
+enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
+
+[[noreturn]] void child_fail(const ChildSetup& s, int stage, int err) {
+    const int msg[2] = {stage, err};
+    ssize_t ignored = ::write(s.status_fd, msg, sizeof msg);
+    (void)ignored;
+    ::_exit(stage == kStageExec ? (err == ENOENT || err == ENOTDIR ? 127 : 126) : 125);
+}
+
+[[noreturn]] void child_main(const ChildSetup& s) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != s.parent) ::_exit(125);
+    ::setpgid(0, 0);
+    if (s.take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpid());  // SIGTTOU is still blocked here
+    if (s.stdin_null) {
+        const int fd = ::open("/dev/null", O_RDONLY);
+        if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) child_fail(s, kStageStdin, errno);
+        if (fd != STDIN_FILENO) ::close(fd);
+    }
+    if (::dup2(s.out_fd, STDOUT_FILENO) < 0 || ::dup2(s.err_fd, STDERR_FILENO) < 0)
+        child_fail(s, kStageStdin, errno);
+    if (s.cwd[0] != '\0' && ::chdir(s.cwd) != 0) child_fail(s, kStageChdir, errno);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGPIPE, &dfl, nullptr);
+    ::sigprocmask(SIG_SETMASK, s.mask, nullptr);
+    // Every fd but 0..2 closes at exec (the status pipe too, which tells the
+    // parent that exec succeeded).
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        for (int fd = 3; fd < 65536; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    // The PATH search of execvp, with the PATH of the child's environment.
+    int err = ENOENT;
+    bool saw_eacces = false;
+    for (const auto& c : s.candidates) {
+        ::execve(c.c_str(), s.argv.data(), s.envp.data());
+        err = errno;
+        if (err == EACCES) {
+            saw_eacces = true;
+            continue;
+        }
+        if (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV || err == ETIMEDOUT) continue;
+        break;
+    }
+    if (saw_eacces && (err == ENOENT || err == ENOTDIR || err == EACCES)) err = EACCES;
+    child_fail(s, kStageExec, err);
+}
+
+struct Pump {
+    Stream which;
+    Fd fd;
+    OutputCap cap;
+    StreamResult* result;
+    int out_fd;
+    bool splice_out = false;
+    bool open = true;
+};
+
+bool write_all(int fd, const char* data, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                pollfd p{fd, POLLOUT, 0};
+                ::poll(&p, 1, -1);
+                continue;
+            }
+            return false;
+        }
+        data += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+class Loop {
+public:
+    Loop(const SuperviseOptions& opt, int devnull) : opt_(opt), devnull_(devnull), buf_(new char[kReadBuffer]) {}
+
+    // The shown part of a chunk: to sbx's own stream, the capture and the callback.
+    void emit(Pump& p, std::string_view shown) {
+        if (shown.empty()) return;
+        if (opt_.passthrough && !write_all(p.out_fd, shown.data(), shown.size())) {
+            // sbx's own stream is gone (EPIPE): like a shell pipeline, the
+            // command's pipe closes too, so that its next write fails.
+            close(p);
+        }
+        if (opt_.capture) p.result->shown.append(shown);
+        if (opt_.on_output) opt_.on_output(p.which, shown);
+    }
+
+    void close(Pump& p) {
+        p.open = false;
+        p.fd.reset();
+    }
+
+    // One read (or splice) from a readable pipe.
+    void pump(Pump& p) {
+        if (!p.open) return;
+        ssize_t n = -1;
+        if (opt_.tail_bytes > 0) {
+            n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
+            if (n > 0) {
+                const std::string_view chunk(buf_.get(), static_cast<std::size_t>(n));
+                keep_tail(*p.result, chunk);
+                if (p.cap.full()) p.cap.discard(chunk.size());
+                else emit(p, chunk.substr(0, p.cap.admit(chunk)));
+            }
+        } else if (p.cap.full()) {
+            n = ::splice(p.fd.get(), nullptr, devnull_, nullptr, kSpliceChunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (n < 0 && errno != EINTR && errno != EAGAIN) n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
+            if (n > 0) p.cap.discard(static_cast<std::uint64_t>(n));
+        } else if (p.splice_out) {
+            n = ::splice(p.fd.get(), nullptr, p.out_fd, nullptr, kSpliceChunk, SPLICE_F_MOVE);
+            if (n < 0 && errno == EPIPE) return close(p);
+            if (n < 0 && errno != EINTR && errno != EAGAIN) {
+                p.splice_out = false;  // not spliceable (a terminal, O_APPEND): read and write
+                return pump(p);
+            }
+            if (n > 0) p.cap.admit_unseen(static_cast<std::uint64_t>(n));
+        } else {
+            n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
+            if (n > 0) {
+                const std::string_view chunk(buf_.get(), static_cast<std::size_t>(n));
+                emit(p, chunk.substr(0, p.cap.admit(chunk)));
+            }
+        }
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) close(p);
+    }
+
+    void keep_tail(StreamResult& r, std::string_view chunk) {
+        const std::size_t keep = opt_.tail_bytes;
+        if (chunk.size() >= keep) {
+            r.tail.assign(chunk.substr(chunk.size() - keep));
+            return;
+        }
+        r.tail.append(chunk);
+        if (r.tail.size() > 2 * keep) r.tail.erase(0, r.tail.size() - keep);
+    }
+
+    // Reads what is left in the pipes without waiting for more than `budget`.
+    void drain_now(Pump& a, Pump& b, std::chrono::milliseconds budget) {
+        const auto until = Clock::now() + budget;
+        while ((a.open || b.open) && Clock::now() < until) {
+            std::array<pollfd, 2> fds{pollfd{a.open ? a.fd.get() : -1, POLLIN, 0},
+                                      pollfd{b.open ? b.fd.get() : -1, POLLIN, 0}};
+            if (::poll(fds.data(), fds.size(), 0) <= 0) return;
+            if (fds[0].revents != 0) pump(a);
+            if (fds[1].revents != 0) pump(b);
+        }
+    }
+
+private:
+    const SuperviseOptions& opt_;
+    int devnull_;
+    std::unique_ptr<char[]> buf_;
+};
+
+int ms_until(Clock::time_point now, Clock::time_point t) {
+    if (t <= now) return 0;
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t - now).count();
+    return static_cast<int>((us + 999) / 1000);
+}
+
+// Reaps the zombies of orphaned descendants (reparented to sbx, the
+// subreaper) so that a long run does not pile them up; the main child is left
+// to its pidfd.
+void reap_orphans(pid_t main_child) {
+    while (true) {
+        siginfo_t info{};
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+        if (info.si_pid == main_child) return;
+        ::waitpid(info.si_pid, nullptr, WNOHANG);
+    }
+}
+
+void fill(StreamResult& r, const OutputCap& cap) {
+    r.bytes = cap.total();
+    r.shown_bytes = cap.shown_bytes();
+    r.shown_lines = cap.shown_lines();
+    r.truncated = cap.truncated();
+}
+
+}  // namespace
+
+ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
+    if (plan.argv.empty()) throw Error("no command to run");
+    // Orphaned descendants (double-forked, setsid) are reparented to sbx, so
+    // that they can be found and killed.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+    SignalGuard signals;
+    sigset_t watched;
+    sigemptyset(&watched);
+    for (int s : kForwarded) sigaddset(&watched, s);
+    sigaddset(&watched, SIGCHLD);  // orphans reparented to sbx are reaped as they die
+    Fd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!sigfd.valid()) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
+    Fd devnull(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    if (!devnull.valid()) throw Error(fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
+
+    auto out_pipe = exec::make_pipe();
+    auto err_pipe = exec::make_pipe();
+    // Larger pipes: fewer wakeups when a lot passes through (best effort;
+    // an unprivileged user is capped by /proc/sys/fs/pipe-max-size).
+    ::fcntl(out_pipe.read.get(), F_SETPIPE_SZ, 1 << 20);
+    auto status_pipe = exec::make_pipe();
+
+    // Everything the child needs, built before fork.
+    std::vector<std::string> env = exec::child_environment(plan, environ);
+    std::vector<std::string> argv_copy = plan.argv;
+    ChildSetup setup{};
+    setup.parent = ::getpid();
+    for (auto& a : argv_copy) setup.argv.push_back(a.data());
+    setup.argv.push_back(nullptr);
+    for (auto& e : env) setup.envp.push_back(e.data());
+    setup.envp.push_back(nullptr);
+    setup.candidates = exec::exec_candidates(plan.argv[0], env);
+    setup.cwd = plan.cwd.c_str();
+    setup.stdin_null = plan.stdin_mode == StdinMode::Null;
+    setup.take_tty = plan.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
+                     ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    setup.out_fd = out_pipe.write.get();
+    setup.err_fd = err_pipe.write.get();
+    setup.status_fd = status_pipe.write.get();
+    setup.mask = &signals.old_mask();
+
+    TerminalGuard terminal;
+    const auto start = Clock::now();
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error(fmt::format("cannot start the command: fork: {}", std::strerror(errno)));
+    if (pid == 0) child_main(setup);
+
+    ::setpgid(pid, pid);  // also done by the child: whichever runs first
+    if (setup.take_tty) terminal.took();
+    Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd.valid()) {
+        const int saved = errno;
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        throw Error(fmt::format("cannot watch the command: pidfd_open: {}", std::strerror(saved)));
+    }
+    out_pipe.write.reset();
+    err_pipe.write.reset();
+    status_pipe.write.reset();
+
+    // Did exec succeed?  EOF means yes (the pipe closed at exec).
+    int failure[2] = {0, 0};
+    ssize_t got;
+    do {
+        got = ::read(status_pipe.read.get(), failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
+    status_pipe.read.reset();
+
+    ExecResult result;
+    Loop loop(opt, devnull.get());
+    Pump out{Stream::Stdout, std::move(out_pipe.read), OutputCap(opt.caps), &result.out, opt.stdout_fd};
+    Pump err{Stream::Stderr, std::move(err_pipe.read), OutputCap(opt.caps), &result.err, opt.stderr_fd};
+    const bool splice_ok =
+        opt.passthrough && !opt.capture && !opt.on_output && opt.tail_bytes == 0 && out.cap.unlimited();
+    out.splice_out = err.splice_out = splice_ok;
+
+    if (got == static_cast<ssize_t>(sizeof failure)) {
+        siginfo_t info{};
+        ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED);
+        const std::string what = failure[0] == kStageChdir   ? fmt::format("cannot change to directory '{}'", plan.cwd)
+                                 : failure[0] == kStageStdin ? std::string("cannot set up the command's standard streams")
+                                                             : fmt::format("cannot run '{}'", plan.argv[0]);
+        const std::string message = fmt::format("{}: {}", what, std::strerror(failure[1]));
+        if (failure[0] != kStageExec) throw Error(message);
+        result.exit_code = (failure[1] == ENOENT || failure[1] == ENOTDIR) ? 127 : 126;
+        result.exec_error = message;
+        const std::string line = "sbx: " + message + "\n";
+        loop.emit(err, line.substr(0, err.cap.admit(line)));
+        fill(result.out, out.cap);
+        fill(result.err, err.cap);
+        result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        return result;
+    }
+
+    const std::optional<Clock::time_point> deadline =
+        opt.timeout ? std::optional(start + *opt.timeout) : std::nullopt;
+    std::optional<Clock::time_point> drain_until;
+    bool exited = false;
+    siginfo_t status{};
+
+    while (true) {
+        if (exited && !out.open && !err.open) break;
+        const auto now = Clock::now();
+        std::optional<Clock::time_point> end_by = deadline;
+        if (exited && (!end_by || *drain_until < *end_by)) end_by = drain_until;
+        if (end_by && now >= *end_by) {
+            if (!exited) result.timed_out = true;
+            break;
+        }
+        // In text mode, sbx's own stdout/stderr are watched too (events 0:
+        // only POLLERR/POLLHUP): when the reader of a pipe there goes away,
+        // the command's pipe is closed so that it sees SIGPIPE, as it would
+        // in a plain shell pipeline, even while sbx is discarding past the cap.
+        const bool watch_out = opt.passthrough && out.open;
+        const bool watch_err = opt.passthrough && err.open;
+        std::array<pollfd, 6> fds{pollfd{sigfd.get(), POLLIN, 0}, pollfd{exited ? -1 : pidfd.get(), POLLIN, 0},
+                                  pollfd{out.open ? out.fd.get() : -1, POLLIN, 0},
+                                  pollfd{err.open ? err.fd.get() : -1, POLLIN, 0},
+                                  pollfd{watch_out ? out.out_fd : -1, 0, 0},
+                                  pollfd{watch_err ? err.out_fd : -1, 0, 0}};
+        const int r = ::poll(fds.data(), fds.size(), end_by ? ms_until(now, *end_by) : -1);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            throw Error(fmt::format("poll: {}", std::strerror(errno)));
+        }
+        if (fds[0].revents & POLLIN) {
+            signalfd_siginfo si{};
+            bool child_died = false;
+            while (::read(sigfd.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+                if (si.ssi_signo == SIGCHLD) child_died = true;
+                else ::kill(-pid, static_cast<int>(si.ssi_signo));
+            }
+            if (child_died) reap_orphans(pid);
+        }
+        if (fds[2].revents != 0) loop.pump(out);
+        if (fds[3].revents != 0) loop.pump(err);
+        if (fds[4].revents & (POLLERR | POLLHUP | POLLNVAL)) loop.close(out);
+        if (fds[5].revents & (POLLERR | POLLHUP | POLLNVAL)) loop.close(err);
+        if (fds[1].revents != 0) {
+            if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &status,
+                         WEXITED | WNOHANG) == 0 &&
+                status.si_pid != 0) {
+                exited = true;
+                drain_until = Clock::now() + kDrainAfterExit;
+            }
+        }
+    }
+
+    // Whatever is left of the command: its group, then every descendant
+    // (including those that left the group), found through /proc.
+    ::kill(-pid, SIGKILL);
+    result.survivors = exec::kill_all_descendants(exited ? 0 : pid, 2000);
+    if (!exited) {
+        pollfd p{pidfd.get(), POLLIN, 0};
+        ::poll(&p, 1, 1000);
+        if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &status,
+                     WEXITED | WNOHANG) == 0 &&
+            status.si_pid != 0)
+            exited = true;
+    }
+    loop.drain_now(out, err, std::chrono::milliseconds(20));
+    result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+
+    if (exited && (status.si_code == CLD_KILLED || status.si_code == CLD_DUMPED)) {
+        result.signal = status.si_status;
+        result.exit_code = 128 + status.si_status;
+    } else if (exited) {
+        result.exit_code = status.si_status;
+    } else {
+        result.exit_code = 128 + SIGKILL;
+        result.signal = SIGKILL;
+    }
+    if (result.timed_out) result.exit_code = 124;
+    fill(result.out, out.cap);
+    fill(result.err, err.cap);
+    if (opt.tail_bytes > 0) {
+        for (auto* r : {&result.out, &result.err})
+            if (r->tail.size() > opt.tail_bytes) r->tail.erase(0, r->tail.size() - opt.tail_bytes);
+    }
+    return result;
+}
+
+}  // namespace sbx

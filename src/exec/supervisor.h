@@ -1,0 +1,76 @@
+// The supervisor: runs an ExecPlan, streams and caps its output, enforces the
+// deadline, forwards signals and kills every descendant.  It knows nothing
+// about policies.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "platform/plan.h"
+
+namespace sbx {
+
+enum class Stream { Stdout, Stderr };
+
+struct OutputCaps {
+    std::uint64_t max_bytes = 10240;  // per stream; 0 = unlimited
+    std::uint64_t max_lines = 256;    // per stream; 0 = unlimited
+};
+
+struct SuperviseOptions {
+    std::optional<std::chrono::milliseconds> timeout;
+    OutputCaps caps;
+    // Text mode: the shown (capped) bytes go live to sbx's own stdout/stderr.
+    bool passthrough = true;
+    // Keep the shown bytes in the result (for --json and the end event).
+    bool capture = false;
+    // Called with each shown chunk as it arrives (for --events).
+    std::function<void(Stream, std::string_view)> on_output;
+    // Keep the last tail_bytes bytes of each stream, shown or not, for the
+    // denial heuristics (0 = off; on, every byte is read, never spliced).
+    std::size_t tail_bytes = 0;
+    // Where text mode's pass-through goes (tests point these elsewhere).
+    int stdout_fd = 1;
+    int stderr_fd = 2;
+};
+
+struct StreamResult {
+    std::string shown;          // the capped bytes, when capture is on
+    std::string tail;           // the last tail_bytes bytes seen, when asked for
+    bool truncated = false;
+    std::uint64_t bytes = 0;    // total bytes seen
+    std::uint64_t shown_bytes = 0;
+    std::uint64_t shown_lines = 0;
+};
+
+struct ExecResult {
+    int exit_code = 0;               // sbx's exit status for this run (124, 128+N, ...)
+    std::optional<int> signal;       // the signal that killed the command
+    bool timed_out = false;
+    std::int64_t duration_ms = 0;
+    StreamResult out;
+    StreamResult err;
+    // Set when the command could not be executed (exit_code 126/127): the
+    // reason, e.g. "cannot run 'foo': No such file or directory".
+    std::optional<std::string> exec_error;
+    // Descendants still alive after the final kill (should be 0: a process
+    // in uninterruptible sleep can delay its death).
+    std::size_t survivors = 0;
+};
+
+// Runs the plan to completion.  While it runs, SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT are blocked in the caller and forwarded to the command's process
+// group; the calling process becomes a child subreaper and must have no other
+// children of its own while this runs (every descendant is killed at the end).
+//
+// Throws Error when the command cannot be started at all for a reason of
+// sbx's own (fork/pipe failure); a command that is not found or not
+// executable gives exit_code 127 / 126 with a message on the err stream.
+ExecResult supervise(const ExecPlan&, const SuperviseOptions&);
+
+}  // namespace sbx

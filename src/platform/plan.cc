@@ -1,0 +1,57 @@
+#include "platform/plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include "platform/seatbelt.h"
+
+namespace sbx {
+
+const std::vector<std::string>& kept_env_names() {
+    static const std::vector<std::string> names{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"};
+    return names;
+}
+
+std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
+                                           const std::string& command_cwd) {
+    return {helper,
+            "--sandbox-policy-cwd", policy.workspace,
+            "--command-cwd", command_cwd,
+            "--sandbox-policy", to_json(policy).dump()};
+}
+
+ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetOs os, const PlatformPaths& paths) {
+    ExecPlan out;
+    out.cwd = command.cwd;
+    out.env_add = command.set_env;
+    out.env_remove = command.unset_env;
+    out.clear_env = command.clear_env;
+    out.stdin_mode = command.stdin_mode;
+
+    if (policy.mode == Mode::DangerFullAccess) {
+        out.argv = command.argv;
+        out.sandbox = "none";
+    } else if (os == TargetOs::Linux) {
+        out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd);
+        out.argv.push_back("--");
+        out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
+        out.sandbox = "linux";
+    } else {
+        // Seatbelt has no private network: "limited" would reach the host's
+        // localhost, which the policy forbids.  Refuse rather than run weaker.
+        if (policy.network == Network::Limited)
+            throw Error("--network: limited cannot be enforced on macOS (Seatbelt has no private loopback; the "
+                        "host's localhost would be reachable); use -n restricted or -n full");
+        out.argv = seatbelt_argv(policy, command.argv, paths.sandbox_exec);
+        out.sandbox = "macos-seatbelt";
+    }
+    // The markers come last so that --env cannot forge them.
+    out.env_add["SBX_SANDBOX"] = out.sandbox;
+    if (policy.network != Network::Full) out.env_add["SBX_SANDBOX_NETWORK_DISABLED"] = "1";
+    else {
+        out.env_add.erase("SBX_SANDBOX_NETWORK_DISABLED");
+        out.env_remove.push_back("SBX_SANDBOX_NETWORK_DISABLED");  // inherited from an outer sbx
+    }
+    return out;
+}
+
+}  // namespace sbx

@@ -1,0 +1,53 @@
+// From a canonical policy and a command to the exact thing to exec: pure, so
+// both platforms' argv are unit-tested on any OS.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace sbx {
+
+enum class TargetOs { Linux, MacOs };
+enum class StdinMode { Inherit, Null };
+
+// The command as the user gave it.
+struct CommandSpec {
+    std::vector<std::string> argv;
+    std::string cwd;                           // absolute
+    std::map<std::string, std::string> set_env;  // --env KEY=VALUE
+    std::vector<std::string> unset_env;          // --unset-env KEY
+    bool clear_env = false;                      // --clear-env
+    StdinMode stdin_mode = StdinMode::Inherit;
+};
+
+// Where the platform's sandbox programs live.
+struct PlatformPaths {
+    std::string linux_helper;                          // absolute path of codex-linux-sandbox
+    std::string sandbox_exec = "/usr/bin/sandbox-exec";  // macOS, never from PATH
+};
+
+// Exactly what to run.  The child's environment is: sbx's own (or, with
+// clear_env, only the kept variables), minus env_remove, plus env_add.
+struct ExecPlan {
+    std::vector<std::string> argv;              // argv[0] is absolute, or a name for execvp
+    std::map<std::string, std::string> env_add;
+    std::vector<std::string> env_remove;
+    bool clear_env = false;
+    std::string cwd;
+    std::string sandbox;                        // "linux", "macos-seatbelt", "none"
+    StdinMode stdin_mode = StdinMode::Inherit;
+};
+
+// The variables --clear-env keeps.
+const std::vector<std::string>& kept_env_names();
+
+ExecPlan plan(const CanonicalPolicy&, const CommandSpec&, TargetOs, const PlatformPaths&);
+
+// The helper's argv prefix for a policy (everything before "--").
+std::vector<std::string> linux_helper_args(const CanonicalPolicy&, const std::string& helper,
+                                           const std::string& command_cwd);
+
+}  // namespace sbx

@@ -1,0 +1,149 @@
+#include "policy/check.h"
+
+#include <arpa/inet.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace sbx {
+
+namespace {
+
+bool under(const std::string& path, const std::string& root) {
+    if (root == "/") return true;
+    return path == root || (path.starts_with(root) && path[root.size()] == '/');
+}
+
+// The path as the kernel would reach it: every symlink followed (dangling ones
+// too), and what does not exist yet appended as it is.
+std::string resolve_path(const std::string& target, const Environment& env) {
+    std::vector<std::string> todo;  // components still to walk, last first
+    auto push = [&todo](const std::string& path) {
+        std::vector<std::string> parts;
+        for (const auto& part : std::filesystem::path(path))
+            if (part != "/" && !part.empty()) parts.push_back(part.string());
+        todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    };
+    push(target.front() == '/' ? target : env.cwd + "/" + target);
+    std::string cur;  // "" is "/"
+    int hops = 0;
+    while (!todo.empty()) {
+        std::string name = std::move(todo.back());
+        todo.pop_back();
+        if (name == ".") continue;
+        if (name == "..") {
+            cur = cur.substr(0, cur.rfind('/') == std::string::npos ? 0 : cur.rfind('/'));
+            continue;
+        }
+        std::string next = cur + "/" + name;
+        if (auto link = env.readlink(next); link && hops++ < 40) {
+            if (link->front() == '/') cur.clear();
+            push(*link);
+            continue;
+        }
+        cur = next;
+    }
+    return cur.empty() ? "/" : cur;
+}
+
+bool is_loopback(const std::string& host) {
+    if (host == "localhost" || host == "::1") return true;
+    in_addr a{};
+    if (inet_pton(AF_INET, host.c_str(), &a) == 1) return (ntohl(a.s_addr) >> 24) == 127;
+    return false;
+}
+
+Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
+    std::string host, port;
+    if (target.starts_with('[')) {
+        auto close = target.find(']');
+        if (close == std::string::npos || close + 1 >= target.size() || target[close + 1] != ':')
+            throw Error(fmt::format("--connect: '{}' is not HOST:PORT", target));
+        host = target.substr(1, close - 1);
+        port = target.substr(close + 2);
+    } else {
+        auto colon = target.rfind(':');
+        if (colon == std::string::npos) throw Error(fmt::format("--connect: '{}' is not HOST:PORT", target));
+        host = target.substr(0, colon);
+        port = target.substr(colon + 1);
+    }
+    if (host.empty() || port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
+        port.size() > 5 || std::stoul(port) > 65535)
+        throw Error(fmt::format("--connect: '{}' is not HOST:PORT", target));
+    Verdict v{false, target, ""};
+    switch (p.network) {
+        case Network::Full:
+            v.allowed = true;
+            v.rule = "network full: the host's network";
+            break;
+        case Network::Restricted:
+            v.rule = "network restricted: no sockets except AF_UNIX socketpair (allow with -n limited or -n full)";
+            break;
+        case Network::Limited:
+            v.allowed = is_loopback(host);
+            v.rule = v.allowed ? "network limited: the sandbox's own loopback, not the host's"
+                               : "network limited: only the sandbox's own loopback (allow with -n full)";
+            break;
+    }
+    return v;
+}
+
+}  // namespace
+
+std::string_view to_string(Access a) {
+    switch (a) {
+        case Access::Read: return "read";
+        case Access::Write: return "write";
+        case Access::Exec: return "exec";
+        case Access::Connect: return "connect";
+    }
+    return "?";
+}
+
+Verdict check_access(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
+    if (access == Access::Connect) return check_connect(p, target);
+    if (target.empty()) throw Error(fmt::format("--{}: empty path", to_string(access)));
+    Verdict v{false, resolve_path(target, env), ""};
+    if (p.mode == Mode::DangerFullAccess) {
+        v.allowed = true;
+        v.rule = "danger-full-access: no sandbox";
+        return v;
+    }
+    if (p.mode == Mode::ExternalSandbox) {
+        v.allowed = true;
+        v.rule = "external-sandbox: the filesystem is left to the outside sandbox";
+        return v;
+    }
+    if (access != Access::Write) {
+        for (const auto& r : p.readable) {
+            if (under(v.subject, r)) {
+                v.allowed = true;
+                v.rule = fmt::format("readable: {}", r);
+                return v;
+            }
+        }
+        v.rule = "not under a readable root";
+        return v;
+    }
+    for (const auto& w : p.writable) {
+        if (!under(v.subject, w.path)) continue;
+        for (const auto& prot : w.protected_paths) {
+            if (under(v.subject, prot)) {
+                v.rule = fmt::format("protected: {} stays read-only (allow with --unprotect {})", prot,
+                                     std::filesystem::path(prot).filename().string());
+                return v;
+            }
+        }
+        v.allowed = true;
+        v.rule = fmt::format("writable root: {}", w.path);
+        return v;
+    }
+    v.rule = p.mode == Mode::ReadOnly
+                 ? "read-only: nothing is writable but /dev/null (allow with -p workspace-write)"
+                 : fmt::format("not under a writable root (allow with -w {})",
+                               std::filesystem::path(v.subject).parent_path().string());
+    return v;
+}
+
+}  // namespace sbx

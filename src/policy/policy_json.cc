@@ -1,0 +1,278 @@
+// The canonical policy's JSON form, and policy documents read as input
+// (sbx's canonical keys, or Codex's SandboxPolicy).
+#include <algorithm>
+#include <array>
+#include <span>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "policy/policy.h"
+
+namespace sbx {
+
+using nlohmann::json;
+
+namespace {
+
+using Keys = std::span<const std::string_view>;
+
+constexpr std::array<std::string_view, 9> kInputKeys{
+    "mode", "network", "workspace", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var",
+    "protected_names", "allow_unprotected", "limits"};
+constexpr std::array<std::string_view, 2> kDerivedKeys{"readable", "writable"};
+constexpr std::array<std::string_view, 5> kLimitKeys{"memory", "cpu_seconds", "processes", "file_size",
+                                                     "open_files"};
+
+constexpr std::array<std::string_view, 1> kCodexPlainKeys{"type"};
+constexpr std::array<std::string_view, 2> kCodexExternalKeys{"type", "network_access"};
+constexpr std::array<std::string_view, 5> kCodexWorkspaceKeys{"type", "writable_roots", "network_access",
+                                                              "exclude_tmpdir_env_var", "exclude_slash_tmp"};
+constexpr std::array<std::string_view, 2> kWritableEntryKeys{"path", "protected"};
+
+std::string list(Keys keys) { return fmt::format("{}", fmt::join(keys, ", ")); }
+
+bool contains(Keys keys, const std::string& k) {
+    return std::find(keys.begin(), keys.end(), k) != keys.end();
+}
+
+// Reads typed values out of one JSON object, with errors that name the
+// document and the key.
+class Reader {
+public:
+    Reader(const json& obj, std::string source) : obj_(obj), source_(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+        throw Error(fmt::format("{}: key '{}': {}", source_, key, what));
+    }
+
+    void only(Keys a, Keys b = {}) const {
+        for (const auto& [k, v] : obj_.items()) {
+            if (!contains(a, k) && !contains(b, k)) {
+                std::string known = list(a);
+                if (b.size()) known += ", " + list(b);
+                throw Error(fmt::format("{}: unknown key '{}' (known keys: {})", source_, k, known));
+            }
+        }
+    }
+
+    const json* get(const std::string& key, json::value_t type, const char* type_name) const {
+        auto it = obj_.find(key);
+        if (it == obj_.end()) return nullptr;
+        bool ok = it->type() == type ||
+                  (type == json::value_t::number_unsigned && it->type() == json::value_t::number_integer &&
+                   it->get<std::int64_t>() >= 0);
+        if (!ok) fail(key, fmt::format("expected {}, got {}", type_name, type_desc(*it)));
+        return &*it;
+    }
+
+    std::optional<std::string> string(const std::string& key) const {
+        const json* v = get(key, json::value_t::string, "a string");
+        return v ? std::optional(v->get<std::string>()) : std::nullopt;
+    }
+
+    std::optional<bool> boolean(const std::string& key) const {
+        const json* v = get(key, json::value_t::boolean, "true or false");
+        return v ? std::optional(v->get<bool>()) : std::nullopt;
+    }
+
+    std::optional<std::vector<std::string>> strings(const std::string& key) const {
+        const json* v = get(key, json::value_t::array, "a list of strings");
+        if (!v) return std::nullopt;
+        std::vector<std::string> out;
+        for (const auto& e : *v) {
+            if (!e.is_string()) fail(key, fmt::format("expected a list of strings, found {}", type_desc(e)));
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
+
+    // An optional count: absent or null means unset.
+    std::optional<std::uint64_t> count(const std::string& key) const {
+        auto it = obj_.find(key);
+        if (it == obj_.end() || it->is_null()) return std::nullopt;
+        return get(key, json::value_t::number_unsigned, "a whole number >= 0 or null")->get<std::uint64_t>();
+    }
+
+    const std::string& source() const { return source_; }
+
+    static std::string type_desc(const json& v) {
+        switch (v.type()) {
+            case json::value_t::null: return "null";
+            case json::value_t::boolean: return "a boolean";
+            case json::value_t::string: return "a string";
+            case json::value_t::array: return "a list";
+            case json::value_t::object: return "an object";
+            case json::value_t::number_float: return "a fractional number";
+            case json::value_t::number_integer:
+            case json::value_t::number_unsigned: return "a number";
+            default: return "an unsupported value";
+        }
+    }
+
+private:
+    const json& obj_;
+    std::string source_;
+};
+
+PolicyInput codex_input(const json& doc, const std::string& source) {
+    Reader r(doc, source);
+    const std::string type = *r.string("type");
+    PolicyInput in;
+    in.mode_source = source + ": key 'type'";
+    in.network_source = source + ": key 'network_access'";
+    if (type == "read-only") {
+        r.only(kCodexPlainKeys);
+        in.mode = Mode::ReadOnly;
+    } else if (type == "danger-full-access") {
+        r.only(kCodexPlainKeys);
+        in.mode = Mode::DangerFullAccess;
+    } else if (type == "external-sandbox") {
+        r.only(kCodexExternalKeys);
+        in.mode = Mode::ExternalSandbox;
+        if (auto n = r.string("network_access")) {
+            if (*n == "restricted") in.network = Network::Restricted;
+            else if (*n == "enabled") in.network = Network::Full;
+            else r.fail("network_access", fmt::format("'{}' is not one of: restricted, enabled", *n));
+        }
+    } else if (type == "workspace-write") {
+        r.only(kCodexWorkspaceKeys);
+        in.mode = Mode::WorkspaceWrite;
+        if (auto roots = r.strings("writable_roots"))
+            for (const auto& root : *roots) in.writable_roots.push_back({root, source + ": key 'writable_roots'"});
+        if (auto n = r.boolean("network_access")) in.network = *n ? Network::Full : Network::Restricted;
+        in.exclude_tmpdir_env_var = r.boolean("exclude_tmpdir_env_var");
+        in.exclude_slash_tmp = r.boolean("exclude_slash_tmp");
+    } else {
+        r.fail("type", fmt::format("'{}' is not one of: read-only, workspace-write, danger-full-access, "
+                                   "external-sandbox",
+                                   type));
+    }
+    return in;
+}
+
+// The derived keys' shape is checked here; their values by check_derived_keys().
+void check_derived_shape(const json& doc, const Reader& r) {
+    r.strings("readable");
+    const json* w = r.get("writable", json::value_t::array, "a list of {\"path\", \"protected\"} objects");
+    if (!w) return;
+    for (const auto& e : *w) {
+        if (!e.is_object()) r.fail("writable", "expected a list of {\"path\", \"protected\"} objects");
+        Reader er(e, r.source() + ": key 'writable'");
+        er.only(kWritableEntryKeys);
+        if (!er.string("path")) er.fail("path", "missing");
+        er.strings("protected");
+    }
+    (void)doc;
+}
+
+}  // namespace
+
+json to_json(const CanonicalPolicy& p) {
+    auto opt = [](const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); };
+    json writable = json::array();
+    for (const auto& w : p.writable) writable.push_back({{"path", w.path}, {"protected", w.protected_paths}});
+    return json{
+        {"mode", to_string(p.mode)},
+        {"network", to_string(p.network)},
+        {"workspace", p.workspace},
+        {"writable_roots", p.writable_roots},
+        {"exclude_slash_tmp", p.exclude_slash_tmp},
+        {"exclude_tmpdir_env_var", p.exclude_tmpdir_env_var},
+        {"protected_names", p.protected_names},
+        {"allow_unprotected", p.allow_unprotected},
+        {"limits",
+         {{"memory", opt(p.limits.memory)},
+          {"cpu_seconds", opt(p.limits.cpu_seconds)},
+          {"processes", opt(p.limits.processes)},
+          {"file_size", opt(p.limits.file_size)},
+          {"open_files", opt(p.limits.open_files)}}},
+        {"readable", p.readable},
+        {"writable", writable},
+    };
+}
+
+std::string to_json_text(const CanonicalPolicy& p, int indent) { return to_json(p).dump(indent); }
+
+PolicyInput input_from_json(const json& doc, const std::string& source) {
+    if (!doc.is_object())
+        throw Error(fmt::format("{}: expected a JSON object, got {}", source, Reader::type_desc(doc)));
+    if (doc.contains("type")) return codex_input(doc, source);
+
+    Reader r(doc, source);
+    r.only(kInputKeys, kDerivedKeys);
+    PolicyInput in;
+    in.mode_source = source + ": key 'mode'";
+    in.network_source = source + ": key 'network'";
+    if (auto m = r.string("mode")) {
+        in.mode = parse_mode(*m);
+        if (!in.mode)
+            r.fail("mode", fmt::format("'{}' is not one of: read-only, workspace-write, danger-full-access, "
+                                       "external-sandbox",
+                                       *m));
+    }
+    if (auto n = r.string("network")) {
+        in.network = parse_network(*n);
+        if (!in.network) r.fail("network", fmt::format("'{}' is not one of: restricted, limited, full", *n));
+    }
+    if (auto ws = r.string("workspace")) {
+        if (ws->empty() || ws->front() != '/') r.fail("workspace", fmt::format("'{}' is not an absolute path", *ws));
+        in.workspace = PolicyInput::SourcedPath{*ws, source + ": key 'workspace'"};
+    }
+    if (auto roots = r.strings("writable_roots")) {
+        for (const auto& root : *roots) {
+            if (root.empty() || root.front() != '/')
+                r.fail("writable_roots", fmt::format("'{}' is not an absolute path", root));
+            in.writable_roots.push_back({root, source + ": key 'writable_roots'"});
+        }
+    }
+    in.exclude_slash_tmp = r.boolean("exclude_slash_tmp");
+    in.exclude_tmpdir_env_var = r.boolean("exclude_tmpdir_env_var");
+    in.protected_names = r.strings("protected_names");
+    in.allow_unprotected = r.boolean("allow_unprotected");
+    if (const json* lim = r.get("limits", json::value_t::object, "an object")) {
+        Reader lr(*lim, source + ": key 'limits'");
+        lr.only(kLimitKeys);
+        in.limits.memory = lr.count("memory");
+        in.limits.cpu_seconds = lr.count("cpu_seconds");
+        in.limits.processes = lr.count("processes");
+        in.limits.file_size = lr.count("file_size");
+        in.limits.open_files = lr.count("open_files");
+    }
+    check_derived_shape(doc, r);
+    return in;
+}
+
+PolicyInput input_from_json_text(std::string_view text, const std::string& source) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
+        std::string what = e.what();
+        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+        throw Error(fmt::format("{}: invalid JSON: {}", source, what));
+    }
+    return input_from_json(doc, source);
+}
+
+void check_derived_keys(const json& doc, const CanonicalPolicy& resolved, const std::string& source) {
+    if (!doc.is_object() || doc.contains("type")) return;
+    const json canonical = to_json(resolved);
+    for (std::string_view key : kDerivedKeys) {
+        auto it = doc.find(std::string(key));
+        if (it != doc.end() && *it != canonical.at(std::string(key))) {
+            throw Error(fmt::format("{}: key '{}' does not match the policy the other keys describe (they "
+                                    "resolve to {}); remove the key to have it computed",
+                                    source, key, canonical.at(std::string(key)).dump()));
+        }
+    }
+}
+
+CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env) {
+    PolicyInput in = input_from_json_text(text, source);
+    CanonicalPolicy p = resolve(in, env);
+    check_derived_keys(json::parse(text), p, source);
+    return p;
+}
+
+}  // namespace sbx

@@ -1,0 +1,85 @@
+#include "policy/units.h"
+
+#include <cctype>
+#include <charconv>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "policy/policy.h"
+
+namespace sbx {
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Splits "512M" into the number "512" and the suffix "m".
+std::pair<std::string_view, std::string> split_number(std::string_view text) {
+    std::size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    return {text.substr(0, i), lower(text.substr(i))};
+}
+
+std::optional<double> to_double(std::string_view digits) {
+    if (digits.empty() || digits.front() == '.' || digits.back() == '.' ||
+        std::count(digits.begin(), digits.end(), '.') > 1)
+        return std::nullopt;
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+std::uint64_t parse_count(std::string_view text, const std::string& what) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+        throw Error(fmt::format("{}: '{}' is not a whole number", what, text));
+    return v;
+}
+
+std::uint64_t parse_size(std::string_view text, const std::string& what) {
+    auto [digits, suffix] = split_number(text);
+    auto value = to_double(digits);
+    if (!suffix.empty() && suffix.back() == 'b') suffix.pop_back();
+    if (suffix.size() == 2 && suffix.back() == 'i') suffix.pop_back();
+    int shift = -1;
+    if (suffix.empty()) shift = 0;
+    else if (suffix == "k") shift = 10;
+    else if (suffix == "m") shift = 20;
+    else if (suffix == "g") shift = 30;
+    else if (suffix == "t") shift = 40;
+    if (!value || shift < 0)
+        throw Error(fmt::format("{}: '{}' is not a size (examples: 4096, 100k, 512M, 2G)", what, text));
+    double bytes = std::ldexp(*value, shift);
+    if (bytes >= 18446744073709551616.0) throw Error(fmt::format("{}: '{}' is too large", what, text));
+    return static_cast<std::uint64_t>(bytes);
+}
+
+std::chrono::milliseconds parse_duration(std::string_view text, const std::string& what) {
+    auto [digits, suffix] = split_number(text);
+    auto value = to_double(digits);
+    double ms_per_unit = -1;
+    if (suffix.empty() || suffix == "s") ms_per_unit = 1000;
+    else if (suffix == "ms") ms_per_unit = 1;
+    else if (suffix == "m") ms_per_unit = 60'000;
+    else if (suffix == "h") ms_per_unit = 3'600'000;
+    if (!value || ms_per_unit < 0)
+        throw Error(fmt::format("{}: '{}' is not a duration (examples: 500ms, 10s, 2m, 1h; a bare number is "
+                                "seconds)",
+                                what, text));
+    double ms = *value * ms_per_unit;
+    if (ms > 1e15) throw Error(fmt::format("{}: '{}' is too long", what, text));
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+}
+
+}  // namespace sbx

@@ -1,0 +1,302 @@
+#include "report/denial.h"
+
+#include <linux/audit.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace sbx {
+
+namespace {
+
+constexpr std::array kMessages{
+    "operation not permitted", "permission denied", "read-only file system", "seccomp", "sandbox", "landlock",
+};
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+// Audit prints an untrusted string quoted, or hex-encoded (unquoted) when it
+// has spaces, quotes or control characters.
+std::string audit_string(std::string_view v) {
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') return std::string(v.substr(1, v.size() - 2));
+    if (v.size() % 2 != 0 || v.empty()) return std::string(v);
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); i += 2) {
+        const int hi = hex_digit(v[i]), lo = hex_digit(v[i + 1]);
+        if (hi < 0 || lo < 0) return std::string(v);
+        out.push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return out;
+}
+
+// key=value fields of a record's text (after "audit(...): ").
+std::map<std::string, std::string> fields(std::string_view text) {
+    if (const auto p = text.find("): "); text.rfind("audit(", 0) == 0 && p != std::string_view::npos)
+        text.remove_prefix(p + 3);
+    std::map<std::string, std::string> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && text[i] == ' ') ++i;
+        const auto eq = text.find('=', i);
+        if (eq == std::string_view::npos) break;
+        const std::string key(text.substr(i, eq - i));
+        std::size_t end;
+        if (eq + 1 < text.size() && text[eq + 1] == '"') {
+            end = text.find('"', eq + 2);
+            end = end == std::string_view::npos ? text.size() : end + 1;
+        } else {
+            end = text.find(' ', eq + 1);
+            if (end == std::string_view::npos) end = text.size();
+        }
+        out[key] = std::string(text.substr(eq + 1, end - eq - 1));
+        i = end;
+    }
+    return out;
+}
+
+// Only the untrusted-string fields are ever hex-encoded; a number such as
+// dest=8080 must stay as it is.
+std::string field(const std::map<std::string, std::string>& f, const std::string& key) {
+    const auto it = f.find(key);
+    if (it == f.end()) return {};
+    for (const char* s : {"path", "exe", "comm", "ocomm", "name"})
+        if (key == s) return audit_string(it->second);
+    return it->second;
+}
+
+int record_type(std::string_view t) {
+    if (t == "LANDLOCK_ACCESS") return kAuditLandlockAccess;
+    if (t == "LANDLOCK_DOMAIN") return kAuditLandlockDomain;
+    if (t.rfind("UNKNOWN[", 0) == 0) t = t.substr(8);
+    int n = 0;
+    for (char c : t) {
+        if (c < '0' || c > '9') break;
+        n = n * 10 + (c - '0');
+    }
+    return n;
+}
+
+}  // namespace
+
+std::optional<std::string> find_denial_message(std::string_view text) {
+    const std::string l = lower(text);
+    for (const char* m : kMessages)
+        if (l.find(m) != std::string::npos) return std::string(m);
+    return std::nullopt;
+}
+
+std::string path_near_denial_message(std::string_view text) {
+    const std::string l = lower(text);
+    std::size_t at = std::string::npos;
+    for (const char* m : kMessages) at = std::min(at, l.find(m));
+    if (at == std::string::npos) return {};
+    const auto begin = text.rfind('\n', at);
+    const auto end = text.find('\n', at);
+    const std::string_view line =
+        text.substr(begin == std::string_view::npos ? 0 : begin + 1,
+                    (end == std::string_view::npos ? text.size() : end) - (begin == std::string_view::npos ? 0 : begin + 1));
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (line[i] != '/' || (i > 0 && line[i - 1] != ' ' && line[i - 1] != '\'' && line[i - 1] != '"' &&
+                               line[i - 1] != '`' && line[i - 1] != '(')) continue;
+        std::size_t j = i;
+        while (j < line.size() && line[j] != ' ' && line[j] != '\'' && line[j] != '"' && line[j] != ':' &&
+               line[j] != ')')
+            ++j;
+        if (j > i + 1) return std::string(line.substr(i, j - i));
+    }
+    return {};
+}
+
+DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
+    DenialAnalysis a;
+    if (!sandboxed) return a;
+    if (r.signal && *r.signal == SIGSYS) {
+        a.sandbox_denied = true;
+        a.reason = "SIGSYS";
+        return a;
+    }
+    switch (r.exit_code) {
+        case 0: case 2: case 124: case 126: case 127: return a;
+        default: break;
+    }
+    if (r.timed_out) return a;
+    // The shown text is what sbx kept; the message is most often near the end.
+    for (const auto* s : {&r.err.tail, &r.err.shown, &r.out.tail, &r.out.shown}) {
+        if (auto m = find_denial_message(*s)) {
+            a.sandbox_denied = true;
+            a.reason = *m;
+            a.path = path_near_denial_message(*s);
+            return a;
+        }
+    }
+    return a;
+}
+
+std::vector<AuditRecord> parse_audit_log(std::string_view text) {
+    std::vector<AuditRecord> out;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        const auto t = line.find("type=");
+        if (t == std::string_view::npos) continue;
+        const auto sp = line.find(' ', t);
+        if (sp == std::string_view::npos) continue;
+        const int type = record_type(line.substr(t + 5, sp - t - 5));
+        if (type != kAuditLandlockAccess && type != kAuditLandlockDomain) continue;
+        std::string_view rest = line.substr(sp + 1);
+        if (rest.rfind("msg=", 0) == 0) rest.remove_prefix(4);
+        out.push_back(AuditRecord{type, std::string(rest)});
+    }
+    return out;
+}
+
+std::vector<Denial> landlock_denials(const std::vector<AuditRecord>& records, std::string_view creator_exe) {
+    std::set<std::string> domains;
+    for (const auto& r : records) {
+        if (r.type != kAuditLandlockDomain) continue;
+        const auto f = fields(r.text);
+        if (field(f, "status") != "allocated") continue;
+        if (creator_exe.empty() || field(f, "exe") == creator_exe) domains.insert(field(f, "domain"));
+    }
+    std::vector<Denial> out;
+    for (const auto& r : records) {
+        if (r.type != kAuditLandlockAccess) continue;
+        const auto f = fields(r.text);
+        if (domains.count(field(f, "domain")) == 0) continue;
+        Denial d;
+        d.operation = field(f, "blockers");
+        d.path = field(f, "path");
+        if (const auto daddr = field(f, "daddr"); !daddr.empty())
+            d.address = fmt::format("{}:{}", daddr, field(f, "dest"));
+        else if (const auto saddr = field(f, "saddr"); !saddr.empty())
+            d.address = fmt::format("{}:{}", saddr, field(f, "src"));
+        if (const auto opid = field(f, "opid"); !opid.empty())
+            d.target = fmt::format("pid {} ({})", opid, field(f, "ocomm"));
+        if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(std::move(d));
+    }
+    return out;
+}
+
+nlohmann::json to_json(const Denial& d) {
+    nlohmann::json j{{"operation", d.operation}};
+    if (!d.path.empty()) j["path"] = d.path;
+    if (!d.address.empty()) j["address"] = d.address;
+    if (!d.target.empty()) j["target"] = d.target;
+    return j;
+}
+
+namespace {
+
+exec::Fd audit_socket(int flags) {
+    return exec::Fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | flags, NETLINK_AUDIT));
+}
+
+// AUDIT_GET: -1 unknown (not permitted), 0 off, 1 on.
+int audit_enabled() {
+    auto fd = audit_socket(0);
+    if (!fd.valid()) return -1;
+    timeval tv{1, 0};
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    nlmsghdr req{};
+    req.nlmsg_len = NLMSG_LENGTH(0);
+    req.nlmsg_type = AUDIT_GET;
+    req.nlmsg_flags = NLM_F_REQUEST;
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (::sendto(fd.get(), &req, req.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
+        return -1;
+    alignas(nlmsghdr) char buf[8192];
+    const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
+    if (n < static_cast<ssize_t>(NLMSG_LENGTH(sizeof(struct ::audit_status)))) return -1;
+    const auto* h = reinterpret_cast<const nlmsghdr*>(buf);
+    if (h->nlmsg_type != AUDIT_GET) return -1;
+    struct ::audit_status st {};
+    std::memcpy(&st, NLMSG_DATA(h), sizeof st);
+    return st.enabled != 0 ? 1 : 0;
+}
+
+exec::Fd subscribe_readlog() {
+    auto fd = audit_socket(SOCK_NONBLOCK);
+    if (!fd.valid()) return fd;
+    sockaddr_nl addr{};
+    addr.nl_family = AF_NETLINK;
+    addr.nl_groups = 1U << (AUDIT_NLGRP_READLOG - 1);
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return exec::Fd();
+    const int size = 4 << 20;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
+    return fd;
+}
+
+}  // namespace
+
+AuditStatus audit_status() {
+    AuditStatus s;
+    const int enabled = audit_enabled();
+    s.readable = subscribe_readlog().valid();
+    s.enabled = enabled == 1;
+    if (enabled == 0)
+        s.detail = "audit is off (auditctl -e 1 turns it on): Landlock denials are not recorded";
+    else if (!s.readable)
+        s.detail = enabled == 1 ? "audit is on but not readable by sbx (needs CAP_AUDIT_READ)"
+                                : "audit is not readable by sbx (needs CAP_AUDIT_READ)";
+    else
+        s.detail = enabled == 1 ? "audit is on and readable: exact Landlock denials are reported"
+                                : "audit log is readable; whether audit is on is unknown";
+    if (enabled == -1 && s.readable) s.enabled = true;  // cannot tell: try
+    return s;
+}
+
+AuditWatch::AuditWatch() {
+    if (audit_enabled() == 0) return;  // no records would come
+    fd_ = subscribe_readlog();
+}
+
+std::vector<AuditRecord> AuditWatch::collect(int wait_ms) {
+    std::vector<AuditRecord> out;
+    if (!active()) return out;
+    if (wait_ms > 0) {
+        pollfd p{fd_.get(), POLLIN, 0};
+        ::poll(&p, 1, wait_ms);
+    }
+    alignas(nlmsghdr) char buf[16384];
+    while (true) {
+        const ssize_t n = ::recv(fd_.get(), buf, sizeof buf, 0);
+        if (n <= 0) break;
+        int left = static_cast<int>(n);
+        for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+            const int type = h->nlmsg_type;
+            if (type != kAuditLandlockAccess && type != kAuditLandlockDomain) continue;
+            const char* data = static_cast<const char*>(NLMSG_DATA(h));
+            std::size_t len = h->nlmsg_len - NLMSG_LENGTH(0);
+            while (len > 0 && (data[len - 1] == '\0' || data[len - 1] == '\n')) --len;
+            out.push_back(AuditRecord{type, std::string(data, len)});
+        }
+    }
+    return out;
+}
+
+}  // namespace sbx

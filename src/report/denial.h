@@ -1,0 +1,92 @@
+// Did the sandbox cause a failure?  A heuristic over the status and output
+// (sandbox_denied), and the exact denied operations from Landlock's audit
+// records where audit is on and sbx may read it (denials).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "exec/process.h"
+#include "exec/supervisor.h"
+
+namespace sbx {
+
+// One denied operation, from a Landlock audit record.
+struct Denial {
+    std::string operation;  // the blockers, e.g. "fs.write_file" or "fs.make_reg,fs.refer"
+    std::string path;       // filesystem objects
+    std::string address;    // network: "daddr:dest" or "saddr:src"
+    std::string target;     // signals: "pid 1 (systemd)"
+    bool operator==(const Denial&) const = default;
+};
+
+struct DenialAnalysis {
+    bool sandbox_denied = false;
+    std::string reason;  // the matched message ("read-only file system"), or "SIGSYS"
+    std::string path;    // an absolute path named on the line of the message, if any
+    std::vector<Denial> denials;
+};
+
+// The known sandbox messages in text (case-insensitive); nullopt if none.
+std::optional<std::string> find_denial_message(std::string_view text);
+
+// The first absolute path on the line of text that holds a known message
+// ("touch: cannot touch '/etc/x': Read-only file system" gives "/etc/x").
+std::string path_near_denial_message(std::string_view text);
+
+// sandbox_denied: the run was sandboxed, failed with a status other than 0,
+// 2, 124 (timeout), 126 and 127, and its output has a known message; or it
+// died of SIGSYS.  reason says which.
+DenialAnalysis analyze_denial(const ExecResult&, bool sandboxed);
+
+// One audit record: its type (1423 LANDLOCK_ACCESS, 1424 LANDLOCK_DOMAIN) and
+// its text, with or without the "audit(...): " prefix.
+struct AuditRecord {
+    int type = 0;
+    std::string text;
+};
+
+inline constexpr int kAuditLandlockAccess = 1423;
+inline constexpr int kAuditLandlockDomain = 1424;
+
+// Parses lines of an audit log ("type=LANDLOCK_ACCESS msg=audit(...): ..." or
+// "type=1423 ...", as auditd, ausearch and dmesg print them) into records;
+// other lines are skipped.
+std::vector<AuditRecord> parse_audit_log(std::string_view text);
+
+// The denials of the Landlock domains that were created by `creator_exe` (the
+// helper's path; empty = any creator): a domain's access records are kept
+// when its LANDLOCK_DOMAIN "allocated" record names that exe.
+std::vector<Denial> landlock_denials(const std::vector<AuditRecord>&, std::string_view creator_exe);
+
+nlohmann::json to_json(const Denial&);
+
+// What this machine's audit offers.
+struct AuditStatus {
+    bool enabled = false;   // the kernel's audit is on (records are made)
+    bool readable = false;  // sbx can subscribe to the audit log (CAP_AUDIT_READ)
+    std::string detail;     // one line for doctor and the README
+};
+AuditStatus audit_status();
+
+// A subscription to the kernel's audit log (netlink, AUDIT_NLGRP_READLOG),
+// opened before the command starts; records are queued in the socket until
+// collect() reads them.  inactive() when audit is off or not readable.
+class AuditWatch {
+public:
+    AuditWatch();  // never throws: an unavailable audit log leaves it inactive
+    bool active() const { return fd_.valid(); }
+    // The Landlock records received so far, waiting up to wait_ms for the
+    // first (kauditd delivers them asynchronously).
+    std::vector<AuditRecord> collect(int wait_ms = 0);
+
+private:
+    exec::Fd fd_;
+};
+
+}  // namespace sbx

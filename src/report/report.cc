@@ -1,0 +1,224 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+namespace sbx {
+
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+// Length of the valid UTF-8 sequence at s[i], 0 when invalid; `valid_prefix`
+// gets how many of its bytes were valid (the maximal subpart), and
+// `incomplete` is set when the input ended inside a valid prefix.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, std::size_t& valid_prefix, bool& incomplete) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    incomplete = false;
+    valid_prefix = 1;
+    if (b < 0x80) return 1;
+    std::size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) len = 2;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3;
+        if (b == 0xE0) lo = 0xA0;
+        if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+        if (i + k >= s.size()) {
+            incomplete = true;
+            return 0;
+        }
+        const auto c = static_cast<unsigned char>(s[i + k]);
+        if (c < lo || c > hi) return 0;
+        lo = 0x80;
+        hi = 0xBF;
+        valid_prefix = k + 1;
+    }
+    return len;
+}
+
+// Sanitizes s; with `keep_tail`, an incomplete sequence at the end is left
+// out and its length returned through `tail`.
+std::string sanitize(std::string_view s, bool keep_tail, std::size_t& tail) {
+    std::string out;
+    out.reserve(s.size());
+    tail = 0;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        std::size_t prefix;
+        bool incomplete;
+        const std::size_t len = utf8_sequence(s, i, prefix, incomplete);
+        if (len > 0) {
+            out.append(s.substr(i, len));
+            i += len;
+        } else if (incomplete && keep_tail) {
+            tail = s.size() - i;
+            break;
+        } else {
+            out.append(kReplacement);
+            i += prefix;
+        }
+    }
+    return out;
+}
+
+const char* stream_name(Stream s) { return s == Stream::Stdout ? "stdout" : "stderr"; }
+
+std::string parent_dir(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos || slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+bool is_write_operation(const std::string& op) {
+    for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer"})
+        if (op.find(w) != std::string::npos) return true;
+    return false;
+}
+
+// The protected name a path falls under, if any.
+std::optional<std::string> protected_by(const CanonicalPolicy& p, const std::string& path) {
+    for (const auto& root : p.writable)
+        for (const auto& prot : root.protected_paths)
+            if (path == prot || path.rfind(prot + "/", 0) == 0) return prot.substr(prot.find_last_of('/') + 1);
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string sanitize_utf8(std::string_view s) {
+    std::size_t tail;
+    return sanitize(s, false, tail);
+}
+
+std::string Utf8Chunker::push(std::string_view chunk) {
+    std::string data = std::move(carry_);
+    data.append(chunk);
+    std::size_t tail;
+    std::string out = sanitize(data, true, tail);
+    carry_ = data.substr(data.size() - tail);
+    return out;
+}
+
+std::string Utf8Chunker::finish() {
+    std::string out = sanitize_utf8(carry_);
+    carry_.clear();
+    return out;
+}
+
+nlohmann::json result_json(const RunReport& r) {
+    nlohmann::json denials = nlohmann::json::array();
+    for (const auto& d : r.denial.denials) denials.push_back(to_json(d));
+    const auto& x = r.result;
+    return nlohmann::json{
+        {"command", r.command},
+        {"cwd", r.cwd},
+        {"sandbox", r.sandbox},
+        {"policy", to_json(r.policy)},
+        {"exit_code", x.exit_code},
+        {"signal", x.signal ? nlohmann::json(*x.signal) : nlohmann::json(nullptr)},
+        {"timed_out", x.timed_out},
+        {"duration_ms", x.duration_ms},
+        {"stdout", sanitize_utf8(x.out.shown)},
+        {"stderr", sanitize_utf8(x.err.shown)},
+        {"stdout_truncated", x.out.truncated},
+        {"stderr_truncated", x.err.truncated},
+        {"stdout_bytes", x.out.bytes},
+        {"stderr_bytes", x.err.bytes},
+        {"sandbox_denied", r.denial.sandbox_denied},
+        {"denials", denials},
+        {"escalated", r.escalated},
+        {"approval", r.approval},
+    };
+}
+
+nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,
+                           const std::string& sandbox, const CanonicalPolicy& policy) {
+    return nlohmann::json{{"type", "begin"}, {"command", command}, {"cwd", cwd},
+                          {"sandbox", sandbox}, {"policy", to_json(policy)}};
+}
+
+nlohmann::json output_event(Stream s, std::string_view data) {
+    return nlohmann::json{{"type", "output"}, {"stream", stream_name(s)}, {"data", std::string(data)}};
+}
+
+nlohmann::json end_event(const RunReport& r) {
+    return nlohmann::json{{"type", "end"}, {"result", result_json(r)}};
+}
+
+std::string json_line(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::optional<std::string> truncation_note(Stream s, const StreamResult& r) {
+    if (!r.truncated) return std::nullopt;
+    return fmt::format("sbx: {} truncated: showed {} lines ({} bytes), omitted {} bytes\n", stream_name(s),
+                       r.shown_lines, r.shown_bytes, r.bytes - r.shown_bytes);
+}
+
+std::optional<std::string> denial_note(const RunReport& r) {
+    if (!r.denial.sandbox_denied) return std::nullopt;
+    const auto& p = r.policy;
+    std::string what = r.denial.reason == "SIGSYS" ? "a blocked system call killed it (SIGSYS)" : r.denial.reason;
+    std::string hint;
+    // An exact denial from the audit log names the path or address.
+    for (const auto& d : r.denial.denials) {
+        if (!d.path.empty() && is_write_operation(d.operation)) {
+            what = fmt::format("{} on {}", d.operation, d.path);
+            if (auto name = protected_by(p, d.path)) {
+                hint = fmt::format("{} is protected; --unprotect {} allows writes to it", d.path, *name);
+            } else {
+                const std::string dir = parent_dir(d.path);
+                hint = fmt::format("to allow writes to {} add -w {}{}", dir, dir,
+                                   p.mode == Mode::ReadOnly ? " or use -p workspace-write" : "");
+            }
+            break;
+        }
+        if (!d.address.empty() || d.operation.rfind("net.", 0) == 0) {
+            what = fmt::format("{} {}", d.operation, d.address);
+            hint = "to allow the network use -n full";
+            break;
+        }
+        if (!d.target.empty()) {
+            what = fmt::format("{} to {}", d.operation, d.target);
+            hint = "signals to processes outside the sandbox are blocked; -p danger-full-access runs without one";
+            break;
+        }
+        what = d.path.empty() ? d.operation : fmt::format("{} on {}", d.operation, d.path);
+        hint = "-p danger-full-access runs the command without a sandbox";
+        break;
+    }
+    if (hint.empty()) {
+        if (r.denial.reason == "SIGSYS" || r.denial.reason == "seccomp") {
+            hint = p.network == Network::Full
+                       ? "the call is never allowed in the sandbox; -p danger-full-access runs without one"
+                       : "for sockets use -n limited (loopback) or -n full";
+        } else if (!r.denial.path.empty() && p.sandboxed_filesystem()) {
+            const std::string& path = r.denial.path;
+            if (auto name = protected_by(p, path)) {
+                hint = fmt::format("{} is protected; --unprotect {} allows writes to it", path, *name);
+            } else {
+                const std::string dir = parent_dir(path);
+                hint = fmt::format("to allow writes to {} add -w {}{}", dir, dir,
+                                   p.mode == Mode::ReadOnly ? " or use -p workspace-write" : "");
+            }
+        } else if (p.mode == Mode::ReadOnly) {
+            hint = "to allow writes to the workspace use -p workspace-write, or add -w DIR for another directory";
+        } else if (p.mode == Mode::WorkspaceWrite) {
+            hint = "to allow writes to DIR add -w DIR";
+            if (p.network != Network::Full) hint += "; for the network use -n full";
+        } else {
+            hint = "for the network use -n full";
+        }
+    }
+    return fmt::format("sbx: the sandbox likely denied this ({}); {}\n", what, hint);
+}
+
+}  // namespace sbx

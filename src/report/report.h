@@ -1,0 +1,63 @@
+// Rendering a run: the JSON result, the events (JSON Lines) and the text
+// notes on stderr.  Pure functions of the RunReport.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/supervisor.h"
+#include "policy/policy.h"
+#include "report/denial.h"
+
+namespace sbx {
+
+// Everything the result says about one run.
+struct RunReport {
+    std::vector<std::string> command;  // the user's argv (not the helper's)
+    std::string cwd;
+    std::string sandbox;               // "linux", "macos-seatbelt", "none"
+    CanonicalPolicy policy;
+    ExecResult result;
+    DenialAnalysis denial;
+    bool escalated = false;            // the approval flow ran it unsandboxed
+    nlohmann::json approval;           // section 7's record; null when nothing was asked
+};
+
+// Invalid UTF-8 replaced by U+FFFD (one per maximal invalid subpart).
+std::string sanitize_utf8(std::string_view);
+
+// Chunked sanitizing: a multi-byte character split across chunks is kept
+// whole; finish() flushes what is left (an incomplete tail becomes U+FFFD).
+class Utf8Chunker {
+public:
+    std::string push(std::string_view chunk);
+    std::string finish();
+
+private:
+    std::string carry_;
+};
+
+// The JSON result of section 4 (every field, in a fixed order of keys).
+nlohmann::json result_json(const RunReport&);
+
+nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,
+                           const std::string& sandbox, const CanonicalPolicy&);
+nlohmann::json output_event(Stream, std::string_view data);  // data: already sanitized
+nlohmann::json end_event(const RunReport&);
+
+// One compact line of JSON, newline-terminated.
+std::string json_line(const nlohmann::json&);
+
+// "sbx: stdout truncated: showed 256 lines (10240 bytes), omitted 1048576 bytes"
+// (with the newline), or nullopt when the stream was not truncated.
+std::optional<std::string> truncation_note(Stream, const StreamResult&);
+
+// The note printed in text mode when sandbox_denied: what was denied and the
+// flag that would allow it (with the newline); nullopt otherwise.
+std::optional<std::string> denial_note(const RunReport&);
+
+}  // namespace sbx

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Approvals (section 7), end to end with scripted approvers: a retry without
+# the sandbox after an approved denial, a denied retry, `never` never asking,
+# session approvals reused across processes (also concurrently), rules that
+# forbid and allow, `untrusted`, `--escalate`, `--reject`, and the refusals.
+. "$(dirname "$0")/lib.sh"
+
+ws=$(scratch)
+state=$(scratch)
+mkdir -p "$ws/bin" "$ws/log" "$ws/work"
+cd "$ws/work" || exit 1
+export XDG_STATE_HOME="$state"
+
+# approver NAME ANSWER [SLEEP]: a program that appends each request (one JSON
+# line) to $ws/log/NAME and prints ANSWER.
+approver() {
+    local name=$1 answer=$2 nap=${3:-0}
+    cat >"$ws/bin/$name" <<EOF
+#!/bin/sh
+cat >>"$ws/log/$name"
+sleep $nap
+printf '%s\n' '$answer'
+EOF
+    chmod +x "$ws/bin/$name"
+    : >"$ws/log/$name"
+    echo "$ws/bin/$name"
+}
+asked() { wc -l <"$ws/log/$1" | tr -d ' '; }
+# field FILE EXPR: a Python expression over the JSON document d in FILE.
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# last_request NAME EXPR: the same over the last request approver NAME got.
+last_request() { tail -n 1 "$ws/log/$1" >"$ws/log/last.json"; field "$ws/log/last.json" "$2"; }
+
+yes_prog=$(approver yes approved)
+no_prog=$(approver deny denied)
+session_prog=$(approver session approved_for_session)
+json_yes=$(approver json_yes '{"decision": "approved"}')
+abort_prog=$(approver abort abort)
+
+# 1. on-failure: the sandboxed touch fails, the approver approves, the retry
+#    without the sandbox creates the file.
+target="$ws/created-by-retry"
+"$SBX" run -p read-only -a on-failure --approver "$yes_prog" --json -- touch "$target" >"$ws/r1.json"
+status=$?
+is "approved retry: exit status of the retry" 0 "$status"
+ok "approved retry: the file exists" test -f "$target"
+is "approved retry: the approver was asked once" 1 "$(asked yes)"
+is "approved retry: the request's kind" sandbox "$(last_request yes 'd["kind"]')"
+is "approved retry: the request's command" "['touch', '$target']" "$(last_request yes 'd["command"]')"
+is "approved retry: the request's cwd" "$ws/work" "$(last_request yes 'd["cwd"]')"
+is "approved retry: the request carries the canonical policy" read-only "$(last_request yes 'd["policy"]["mode"]')"
+is "approved retry: escalated in the result" True "$(field "$ws/r1.json" 'd["escalated"]')"
+is "approved retry: who answered" approver "$(field "$ws/r1.json" 'd["approval"]["requests"][0]["answered_by"]')"
+is "approved retry: what was answered" approved "$(field "$ws/r1.json" 'd["approval"]["requests"][0]["decision"]')"
+is "approved retry: the JSON decision form works too" 0 \
+    "$("$SBX" run -p read-only -a on-failure --approver "$json_yes" -- touch "$ws/json-form" 2>/dev/null; echo $?)"
+ok "approved retry: JSON form created the file" test -f "$ws/json-form"
+
+# 2. A denied (or aborted) retry keeps the failure of the first attempt.
+for prog in "$no_prog" "$abort_prog"; do
+    name=$(basename "$prog")
+    target="$ws/not-created-$name"
+    "$SBX" run -p read-only -a on-failure --approver "$prog" --json -- touch "$target" >"$ws/r2.json" 2>/dev/null
+    status=$?
+    is "$name retry: the first attempt's status" 1 "$status"
+    not_ok "$name retry: no file" test -e "$target"
+    is "$name retry: the approver was asked" 1 "$(asked "$name")"
+    is "$name retry: sandbox_denied stays" True "$(field "$ws/r2.json" 'd["sandbox_denied"]')"
+    is "$name retry: not escalated" False "$(field "$ws/r2.json" 'd["escalated"]')"
+    want=denied; [ "$name" = abort ] && want=abort
+    is "$name retry: the answer is recorded" "$want" "$(field "$ws/r2.json" 'd["approval"]["requests"][0]["decision"]')"
+done
+
+# 2b. An approver that prints garbage, or crashes after a valid word: denied.
+garbage=$(approver garbage 'sure, go ahead')
+printf '#!/bin/sh\ncat >/dev/null\necho approved\nkill -SEGV $$\n' >"$ws/bin/crash"
+chmod +x "$ws/bin/crash"
+for prog in "$garbage" "$ws/bin/crash"; do
+    name=$(basename "$prog")
+    "$SBX" run -p read-only -a on-failure --approver "$prog" --json -- touch "$ws/by-$name" >"$ws/r2b.json" 2>/dev/null
+    is "$name approver: the failure stands" 1 "$?"
+    not_ok "$name approver: no file" test -e "$ws/by-$name"
+    is "$name approver: counted as denied" denied "$(field "$ws/r2b.json" 'd["approval"]["requests"][0]["decision"]')"
+done
+
+# 3. never and on-request never ask, and report the denial.
+for mode in never on-request; do
+    marker=$(approver "marker-$mode" approved)
+    target="$ws/never-$mode"
+    "$SBX" run -p read-only -a "$mode" --approver "$marker" --json -- touch "$target" >"$ws/r3.json" 2>/dev/null
+    status=$?
+    is "$mode: the failure stands" 1 "$status"
+    is "$mode: nobody was asked" 0 "$(asked "marker-$mode")"
+    not_ok "$mode: no file" test -e "$target"
+    is "$mode: the denial is reported" True "$(field "$ws/r3.json" 'd["sandbox_denied"]')"
+done
+
+# 4. A session approval is reused by a second process; the session file
+#    lives under $XDG_STATE_HOME.
+target="$ws/session-file"
+"$SBX" run -p read-only -a on-failure --session s1 --approver "$session_prog" -- touch "$target" 2>/dev/null
+ok "session: first run created the file" test -f "$target"
+is "session: first run asked" 1 "$(asked session)"
+ok "session: the session file exists" test -f "$state/sbx/sessions/s1.json"
+rm -f "$target"
+"$SBX" run -p read-only -a on-failure --session s1 --approver "$session_prog" --json -- touch "$target" >"$ws/r4.json" 2>/dev/null
+ok "session: second run created the file again" test -f "$target"
+is "session: second run asked nobody" 1 "$(asked session)"
+is "session: answered by the cache" cache "$(field "$ws/r4.json" 'd["approval"]["requests"][0]["answered_by"]')"
+# Another policy (or another session) is another request.
+rm -f "$target"
+"$SBX" run -p read-only --limit-open-files 512 -a on-failure --session s1 --approver "$session_prog" -- touch "$target" 2>/dev/null
+is "session: another policy asks again" 2 "$(asked session)"
+"$SBX" run -p read-only -a on-failure --session s2 --approver "$session_prog" -- touch "$target" 2>/dev/null
+is "session: another session asks again" 3 "$(asked session)"
+# Without --session the approval lasts for that run only.
+"$SBX" run -p read-only -a on-failure --approver "$session_prog" -- touch "$ws/no-session" 2>/dev/null
+"$SBX" run -p read-only -a on-failure --approver "$session_prog" -- touch "$ws/no-session" 2>/dev/null
+is "no session: each run asks" 5 "$(asked session)"
+
+# 5. Two (here four) concurrent sbx processes writing the same session lose
+#    no approval.
+slow=$(approver slow approved_for_session 1)
+pids=()
+for i in 1 2 3 4; do
+    "$SBX" run -p read-only -a on-failure --session shared --approver "$slow" -- touch "$ws/c$i" 2>/dev/null &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+is "concurrent: every process asked" 4 "$(asked slow)"
+is "concurrent: every approval is in the session file" 4 \
+    "$(field "$state/sbx/sessions/shared.json" 'len(d["approvals"])')"
+marker=$(approver after-concurrent denied)
+for i in 1 2 3 4; do
+    rm -f "$ws/c$i"
+    "$SBX" run -p read-only -a on-failure --session shared --approver "$marker" -- touch "$ws/c$i" 2>/dev/null
+done
+is "concurrent: each approval is reused" 0 "$(asked after-concurrent)"
+ok "concurrent: the retries ran" test -f "$ws/c1" -a -f "$ws/c2" -a -f "$ws/c3" -a -f "$ws/c4"
+
+# 6. Rules: forbidden refuses before anything runs, allow skips the question.
+cat >"$ws/forbid.json" <<'EOF'
+{"rules": [{"pattern": ["touch"], "decision": "forbidden", "justification": "no new files"}]}
+EOF
+cat >"$ws/allow.json" <<'EOF'
+{"rules": [{"pattern": ["touch"], "decision": "allow"},
+           {"pattern": ["cp", ["-v", "-n"]], "decision": "allow"}]}
+EOF
+marker=$(approver rules-marker approved)
+err=$("$SBX" run -p workspace-write -a on-failure --rules "$ws/forbid.json" --approver "$marker" -- touch "$ws/work/forbidden" 2>&1 >/dev/null)
+status=$?
+is "forbidden rule: exit 125" 125 "$status"
+not_ok "forbidden rule: nothing ran" test -e "$ws/work/forbidden"
+is "forbidden rule: one sbx: line" 1 "$(printf '%s\n' "$err" | grep -c '^sbx: ')"
+ok "forbidden rule: the line names the rule and the reason" \
+    bash -c '[[ $1 == *"rule 1 in $2"*"no new files"* ]]' _ "$err" "$ws/forbid.json"
+is "forbidden rule: nobody was asked" 0 "$(asked rules-marker)"
+"$SBX" run -p read-only -a never --rules "$ws/forbid.json" -- touch "$ws/work/forbidden" 2>/dev/null
+is "forbidden rule: refuses under never too" 125 "$?"
+"$SBX" run -p read-only -a on-failure --rules "$ws/allow.json" --approver "$marker" -- touch "$ws/allowed" 2>/dev/null
+is "allow rule: the retry ran" 0 "$?"
+ok "allow rule: the file exists" test -f "$ws/allowed"
+is "allow rule: nobody was asked" 0 "$(asked rules-marker)"
+echo data >"$ws/work/src"
+"$SBX" run -p workspace-write -a untrusted --rules "$ws/allow.json" --approver "$marker" -- cp -n src dst 2>/dev/null
+ok "allow rule with alternatives: cp ran under untrusted" test -f "$ws/work/dst"
+is "allow rule with alternatives: nobody was asked" 0 "$(asked rules-marker)"
+cat >"$ws/prompt.json" <<'EOF'
+{"rules": [{"pattern": ["echo"], "decision": "prompt", "justification": "echo is audited"}]}
+EOF
+"$SBX" run -p workspace-write -a on-failure --rules "$ws/prompt.json" --approver "$marker" -- bash -lc 'echo a && echo b' >/dev/null 2>&1
+is "prompt rule on a plain script: asked" 1 "$(asked rules-marker)"
+is "prompt rule: the request's kind" rules "$(last_request rules-marker 'd["kind"]')"
+is "prompt rule: the justification is the reason" "echo is audited" "$(last_request rules-marker 'd["reason"]')"
+"$SBX" run -p workspace-write -a never --rules "$ws/prompt.json" -- echo hi >/dev/null 2>&1
+is "prompt rule under never: refused" 125 "$?"
+"$SBX" run -p workspace-write -a on-failure --reject rules --rules "$ws/prompt.json" --approver "$marker" -- echo hi >/dev/null 2>&1
+is "prompt rule with --reject rules: refused" 125 "$?"
+is "prompt rule with --reject rules: nobody was asked" 1 "$(asked rules-marker)"
+# A malformed rules file: 125 naming the file and the rule.
+printf '{"rules": [{"pattern": ["ls"], "decision": "allow"}, {"pattern": [], "decision": "allow"}]}' >"$ws/bad.json"
+err=$("$SBX" run --rules "$ws/bad.json" -- true 2>&1)
+is "malformed rules: exit 125" 125 "$?"
+is "malformed rules: the message" "sbx: --rules $ws/bad.json: rule 2: 'pattern' is empty" "$err"
+
+# 7. untrusted: ls runs without asking, cp asks.
+marker=$(approver untrusted-yes approved)
+refuser=$(approver untrusted-no denied)
+out=$("$SBX" run -p workspace-write -a untrusted --approver "$refuser" -- ls "$ws/work" 2>/dev/null)
+is "untrusted: ls ran" 0 "$?"
+ok "untrusted: ls printed the listing" bash -c '[[ $1 == *src* ]]' _ "$out"
+"$SBX" run -p workspace-write -a untrusted --approver "$refuser" -- bash -lc 'ls && pwd' >/dev/null 2>&1
+is "untrusted: a plain script of safe commands ran" 0 "$?"
+is "untrusted: nobody was asked for ls" 0 "$(asked untrusted-no)"
+err=$("$SBX" run -p workspace-write -a untrusted --approver "$refuser" -- cp src copy1 2>&1)
+is "untrusted: a denied cp is refused with 125" 125 "$?"
+is "untrusted: the refusal is one line" 1 "$(printf '%s\n' "$err" | wc -l | tr -d ' ')"
+ok "untrusted: the line says who denied" bash -c '[[ $1 == "sbx: approval denied by --approver "* ]]' _ "$err"
+not_ok "untrusted: the denied cp did not run" test -e "$ws/work/copy1"
+is "untrusted: cp was asked about" untrusted "$(last_request untrusted-no 'd["kind"]')"
+"$SBX" run -p workspace-write -a untrusted --approver "$marker" -- cp src copy2 2>/dev/null
+is "untrusted: an approved cp runs" 0 "$?"
+ok "untrusted: the approved cp copied" cmp "$ws/work/src" "$ws/work/copy2"
+"$SBX" run -p workspace-write -a untrusted --approver "$refuser" -- bash -lc 'ls > listing' 2>/dev/null
+is "untrusted: a redirection is not safe" 125 "$?"
+not_ok "untrusted: the redirection did not run" test -e "$ws/work/listing"
+
+# 8. --escalate under on-request: the approved command runs without the
+#    sandbox from the start; a denied one does not run.
+marker=$(approver esc-yes approved)
+"$SBX" run -p read-only -a on-request --escalate --justification "needs to write outside" \
+    --approver "$marker" --json -- touch "$ws/escalated" >"$ws/r8.json" 2>/dev/null
+is "escalate: ran" 0 "$?"
+ok "escalate: the file exists" test -f "$ws/escalated"
+is "escalate: the request's kind" escalation "$(last_request esc-yes 'd["kind"]')"
+is "escalate: the justification is the reason" "needs to write outside" "$(last_request esc-yes 'd["reason"]')"
+is "escalate: escalated in the result" True "$(field "$ws/r8.json" 'd["escalated"]')"
+"$SBX" run -p read-only -a on-request --escalate --approver "$refuser" -- touch "$ws/not-escalated" 2>/dev/null
+is "escalate denied: 125" 125 "$?"
+not_ok "escalate denied: nothing ran" test -e "$ws/not-escalated"
+"$SBX" run -p read-only -a on-failure --escalate -- true 2>/dev/null
+is "escalate outside on-request: 125" 125 "$?"
+
+# 9. --reject sandbox: the retry prompt is refused without asking.
+marker=$(approver reject-marker approved)
+"$SBX" run -p read-only -a on-failure --reject sandbox --approver "$marker" -- touch "$ws/rejected" 2>/dev/null
+is "reject sandbox: the failure stands" 1 "$?"
+not_ok "reject sandbox: no file" test -e "$ws/rejected"
+is "reject sandbox: nobody was asked" 0 "$(asked reject-marker)"
+
+# 10. No approver and no terminal: denied.
+setsid -w "$SBX" run -p read-only -a on-failure -- touch "$ws/no-tty" </dev/null >/dev/null 2>&1
+is "no approver, no terminal: the failure stands" 1 "$?"
+not_ok "no approver, no terminal: no file" test -e "$ws/no-tty"
+
+# 11. A corrupt session file: 125, the file untouched; bad names refused.
+printf '{"version": 1, "approvals": [' >"$state/sbx/sessions/broken.json"
+err=$("$SBX" run -p read-only -a on-failure --session broken --approver "$yes_prog" -- touch "$ws/corrupt" 2>&1)
+is "corrupt session: 125" 125 "$?"
+ok "corrupt session: the message names the file" bash -c '[[ $1 == "sbx: session file "*"broken.json is corrupt"* ]]' _ "$err"
+is "corrupt session: the file is untouched" '{"version": 1, "approvals": [' "$(cat "$state/sbx/sessions/broken.json")"
+not_ok "corrupt session: nothing ran" test -e "$ws/corrupt"
+"$SBX" run --session ../escape -- true 2>/dev/null
+is "a session name with / is refused" 125 "$?"
+"$SBX" run -a sometimes -- true 2>/dev/null
+is "an unknown mode is refused" 125 "$?"
+
+done_testing

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The command line: sbx policy, sbx check, --help/--version, and bad input
+# (exit 125, one "sbx: " line, nothing changed).
+. "$(dirname "$0")/lib.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+
+ws=$(scratch)
+mkdir -p "$ws/repo/.git/hooks" "$ws/extra"
+ln -s "$ws/extra" "$ws/extra-link"
+cd "$ws/repo" || exit 1
+
+# One line on stderr starting with "sbx: ", exit 125, nothing on stdout.
+refuses() {
+    local desc=$1 want=$2; shift 2
+    local out err status
+    out=$("$@" 2>"$ws/err"); status=$?
+    err=$(cat "$ws/err")
+    if [ "$status" = 125 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+        [[ $err == "sbx: "* ]] && [[ $err == *"$want"* ]]; then
+        _tap_result ok "$desc"
+    else
+        _tap_result fail "$desc" "status $status, stdout '$out', stderr '$err' (wanted '$want')"
+    fi
+}
+
+# sbx policy --json: the canonical policy.
+json=$("$SBX" policy --json -p workspace-write -w "$ws/extra-link")
+is "policy --json names the mode" workspace-write "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["mode"])' <<<"$json")"
+is "writable roots are symlink-resolved" "$ws/extra" \
+    "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["writable_roots"][0])' <<<"$json")"
+is "the workspace's .git is protected" yes \
+    "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print("yes" if any("'"$ws"'/repo/.git" in w["protected"] for w in d["writable"]) else "no")' <<<"$json")"
+
+# Printing a policy file's canonical JSON and reading it back is the identity.
+printf '%s\n' "$json" >"$ws/policy.json"
+again=$("$SBX" policy --json --policy-file "$ws/policy.json")
+is "policy file round trip is the identity" "$json" "$again"
+again=$(SBX_POLICY_FILE="$ws/policy.json" "$SBX" policy --json)
+is "\$SBX_POLICY_FILE is read" "$json" "$again"
+printf '{"mode":"workspace-write"}' >"$ws/partial.json"
+ok "a partial policy file takes defaults" bash -c "'$SBX' policy --json --policy-file '$ws/partial.json' | grep -q '\"network\": \"restricted\"'"
+is "flags override the file" read-only \
+    "$("$SBX" policy --json --policy-file "$ws/partial.json" -p read-only | python3 -c 'import json,sys; print(json.load(sys.stdin)["mode"])')"
+ok "Codex SandboxPolicy JSON is accepted" bash -c "'$SBX' policy --json --policy-json '{\"type\":\"workspace-write\",\"network_access\":true}' | grep -q '\"network\": \"full\"'"
+ok "text form lists the read-only protected paths" bash -c "'$SBX' policy -p workspace-write | grep -q 'read-only: $ws/repo/.git'"
+
+# Bad input: exit 125, one line naming the flag or file and the cause.
+refuses "bad mode" "--policy: 'sideways' is not a mode" "$SBX" policy -p sideways
+refuses "bad network" "--network: 'some'" "$SBX" policy -n some
+refuses "unknown JSON key" "unknown key 'colour'" "$SBX" policy --policy-json '{"colour":"red"}'
+refuses "wrongly typed JSON" "key 'mode': expected a string, got a number" "$SBX" policy --policy-json '{"mode":5}'
+refuses "malformed JSON" "--policy-json: invalid JSON" "$SBX" policy --policy-json '{"mode":'
+refuses "danger-full-access with a restricted network points to external-sandbox" "external-sandbox" \
+    "$SBX" policy -p danger-full-access -n restricted
+refuses "missing policy file" "--policy-file $ws/none.json: cannot read" "$SBX" policy --policy-file "$ws/none.json"
+refuses "relative writable root that does not exist" "--writable-root: no-such-dir: no such directory" \
+    "$SBX" policy -p workspace-write -w no-such-dir
+refuses "unknown flag" "--frobnicate" "$SBX" policy --frobnicate
+refuses "contradictory output formats" "--json and --events" "$SBX" run --json --events -- true
+refuses "bad timeout" "--timeout: 'soon'" "$SBX" run -t soon -- true
+refuses "bad size" "--limit-memory: 'lots'" "$SBX" run --limit-memory lots -- true
+refuses "no command" "no command given" "$SBX" run -p read-only
+refuses "--target-os without --dry-run" "--target-os: only with --dry-run" "$SBX" run --target-os macos -- true
+refuses "a policy file whose derived keys disagree" "key 'writable' does not match" \
+    "$SBX" policy --policy-json "$(sed 's/"\/dev\/null"/"\/dev\/zero"/' "$ws/policy.json")"
+ok "refusals changed nothing in the workspace" test -z "$(find "$ws/repo" -newer "$ws/policy.json" -mindepth 1 -not -path '*/.git*')"
+
+# sbx check
+"$SBX" check -p workspace-write --write "$ws/repo/src/a.c" --read /etc/passwd >"$ws/out"
+is "check: all allowed exits 0" 0 $?
+grep -q "^allowed  write    $ws/repo/src/a.c  (writable root: $ws/repo)" "$ws/out"
+is "check names the deciding rule" 0 $?
+"$SBX" check -p workspace-write --write .git/hooks/pre-commit --write /etc/passwd --connect 127.0.0.1:80 >"$ws/out"
+is "check: any denied exits 1" 1 $?
+is "check answers in command-line order" "write write connect" "$(awk '{print $2}' "$ws/out" | xargs)"
+ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected: $ws/repo/.git" "$ws/out"
+ok "check --json" bash -c "'$SBX' check --json -n limited --connect localhost:8080 | python3 -c 'import json,sys; a=json.load(sys.stdin)[0]; assert a[\"allowed\"] and \"loopback\" in a[\"rule\"]'"
+
+# --help, --version
+ok "--version" bash -c "'$SBX' --version | grep -qx 'sbx [0-9.]*'"
+for flag in --policy --network --writable-root --workspace --exclude-slash-tmp --exclude-tmpdir-env-var \
+    --protect --unprotect --allow-unprotected --policy-file --policy-json --limit-memory --limit-cpu \
+    --limit-procs --limit-file-size --limit-open-files --cwd --timeout --max-output-bytes --max-output-lines \
+    --no-output-cap --json --events --env --unset-env --clear-env --stdin --dry-run --target-os \
+    --ask-for-approval --reject --approver --session --rules --escalate --justification; do
+    "$SBX" run --help | grep -q -- "$flag" || { _tap_result fail "run --help explains $flag"; continue; }
+    grep -qF -- "${flag//-/\\-}" "$src/man/sbx.1" || { _tap_result fail "sbx.1 documents $flag"; continue; }
+    grep -q -- "$flag" "$src/README.md" || { _tap_result fail "README mentions $flag"; continue; }
+    _tap_result ok "$flag is in run --help, sbx.1 and the README"
+done
+
+# The README's install line and CI's package list agree.
+readme_pkgs=$(grep -o 'apt-get install -y [^&]*' "$src/README.md" | head -n 1 | sed 's/apt-get install -y //' | tr ' ' '\n' | grep -v '^$' | sort | xargs)
+ci_pkgs=$(sed -n 's/^packages="\(.*\)"$/\1/p' "$src/.ci/run" | tr ' ' '\n' | sort | xargs)
+is "README quick start installs what CI installs" "$ci_pkgs" "$readme_pkgs"
+
+done_testing

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# Filesystem and process enforcement of the Linux helper (SPEC sections 2, 5):
+# real sandboxes, checked by their effects on files and processes.  Runs as
+# root and again as uid 65534 (unprivileged.sh).
+. "$(dirname "$0")/lib.sh"
+HELPER=${SBX_LINUX_SANDBOX_EXE:?the helper under test}
+
+ws=$(scratch)    # the workspace
+out=$(scratch)   # a directory outside every writable root
+
+# sandbox POLICY_JSON CMD...: the helper directly, in the workspace.
+sandbox() {
+    local policy=$1; shift
+    "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$policy" -- "$@"
+}
+ro() { sandbox '{"type":"read-only"}' "$@"; }
+rw() { sandbox '{"type":"workspace-write"}' "$@"; }
+content() { cat "$1" 2>/dev/null || echo "<missing>"; }
+stat_of() { stat -c '%a %u %g %s %Y' "$1"; }
+
+# --- read-only and workspace-write basics --------------------------------
+not_ok "read-only: creating a file in the workspace is refused" ro sh -c "echo x > '$ws/ro-file'"
+is "read-only: the file was not created" "<missing>" "$(content "$ws/ro-file")"
+ok "read-only: /dev/null stays writable" ro sh -c 'echo x > /dev/null'
+ok "workspace-write: creating a file in the workspace works" rw sh -c "echo hello > '$ws/rw-file'"
+is "workspace-write: the file holds what was written" "hello" "$(content "$ws/rw-file")"
+
+# --- writes and metadata outside the writable roots ----------------------
+echo original > "$out/f"
+chmod 644 "$out/f"
+touch -d '2020-01-01 00:00:00' "$out/f"
+before=$(stat_of "$out/f")
+for mode in ro rw; do
+    not_ok "$mode: overwriting a file outside the roots is refused" $mode sh -c "echo evil > '$out/f'"
+    not_ok "$mode: appending outside the roots is refused" $mode sh -c "echo evil >> '$out/f'"
+    not_ok "$mode: truncating outside the roots is refused" $mode truncate -s 0 "$out/f"
+    not_ok "$mode: O_TRUNC outside the roots is refused" $mode python3 -c "import os; os.open('$out/f', os.O_WRONLY | os.O_TRUNC)"
+    not_ok "$mode: chmod outside the roots is refused" $mode chmod 777 "$out/f"
+    not_ok "$mode: chown outside the roots is refused" $mode chown "$(id -u):$(id -g)" "$out/f"
+    not_ok "$mode: utimes outside the roots is refused" $mode touch -d '2001-01-01' "$out/f"
+    not_ok "$mode: setxattr outside the roots is refused" $mode python3 -c "import os; os.setxattr('$out/f', 'user.sbx', b'1')"
+    not_ok "$mode: creating a file outside the roots is refused" $mode sh -c "echo x > '$out/new'"
+    not_ok "$mode: removing a file outside the roots is refused" $mode rm -f "$out/f"
+done
+is "outside file content unchanged" "original" "$(content "$out/f")"
+is "outside file mode, owner, size and mtime unchanged" "$before" "$(stat_of "$out/f")"
+is "outside file has no xattr" "" "$(getfattr --absolute-names -d "$out/f" 2>/dev/null | grep -v '^#' | grep . || true)"
+is "no file was created outside" "<missing>" "$(content "$out/new")"
+
+# --- symlink, hardlink and rename tricks ----------------------------------
+ok "workspace-write: a symlink to an outside file can be made" rw ln -s "$out/f" "$ws/link"
+not_ok "writing through a symlink out of the workspace is refused" rw sh -c "echo evil > '$ws/link'"
+not_ok "a hardlink of an outside file into the workspace is refused" rw ln "$out/f" "$ws/hardlink"
+is "no hardlink was made" "<missing>" "$(content "$ws/hardlink")"
+not_ok "renaming an outside file into the workspace is refused" rw mv "$out/f" "$ws/moved"
+echo inside > "$ws/inside"
+not_ok "renaming a workspace file out of it is refused" rw mv "$ws/inside" "$out/inside"
+is "outside file still in place and unchanged" "original" "$(content "$out/f")"
+is "workspace file still in place" "inside" "$(content "$ws/inside")"
+not_ok "a symlinked directory does not make the outside writable" rw sh -c "ln -s '$out' '$ws/outdir' && echo evil > '$ws/outdir/g'"
+is "nothing created through the symlinked directory" "<missing>" "$(content "$out/g")"
+
+# --- protected paths ------------------------------------------------------
+mkdir -p "$ws/.git/hooks"
+echo "ref: refs/heads/main" > "$ws/.git/HEAD"
+not_ok "protected .git: creating a hook is refused" rw sh -c "echo evil > '$ws/.git/hooks/pre-commit'"
+not_ok "protected .git: appending to HEAD is refused" rw sh -c "echo evil >> '$ws/.git/HEAD'"
+not_ok "protected .git: removing it is refused" rw rm -rf "$ws/.git"
+not_ok "protected .git: renaming it is refused" rw mv "$ws/.git" "$ws/git-old"
+not_ok "protected .git: chmod is refused" rw chmod 700 "$ws/.git"
+is ".git/HEAD unchanged" "ref: refs/heads/main" "$(content "$ws/.git/HEAD")"
+is "no hook was created" "<missing>" "$(content "$ws/.git/hooks/pre-commit")"
+ok "the rest of the workspace stays writable next to .git" rw sh -c "echo ok > '$ws/beside-git'"
+rm -rf "$ws/.git"
+
+not_ok "missing .git: creating .git/hooks/x is refused" rw sh -c "mkdir -p '$ws/.git/hooks' && echo evil > '$ws/.git/hooks/x'"
+not_ok "missing .git: creating a .git file is refused" rw sh -c "echo 'gitdir: /tmp' > '$ws/.git'"
+not_ok "missing .sbx: creating a first .sbx is refused" rw mkdir "$ws/.sbx"
+not_ok "missing .agents: creating it is refused" rw mkdir "$ws/.agents"
+ok "ordinary new names at the top of the workspace still work" rw sh -c "mkdir '$ws/newdir' && echo x > '$ws/.env' && echo y > '$ws/newfile'"
+is "the new file is there" "y" "$(content "$ws/newfile")"
+is "no placeholder or protected name is left in the workspace" "" \
+    "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
+
+# A .git file pointing to a gitdir inside the workspace: both are protected.
+ws2=$(scratch)
+mkdir -p "$ws2/real-gitdir"
+echo "x" > "$ws2/real-gitdir/config"
+echo "gitdir: $ws2/real-gitdir" > "$ws2/.git"
+not_ok "protected .git file: overwriting it is refused" \
+    "$HELPER" --sandbox-policy-cwd "$ws2" --sandbox-policy '{"type":"workspace-write"}' -- sh -c "echo 'gitdir: /tmp' > '$ws2/.git'"
+not_ok "protected gitdir of a .git file: writing in it is refused" \
+    "$HELPER" --sandbox-policy-cwd "$ws2" --sandbox-policy '{"type":"workspace-write"}' -- sh -c "echo evil > '$ws2/real-gitdir/config'"
+is ".git file unchanged" "gitdir: $ws2/real-gitdir" "$(content "$ws2/.git")"
+is "gitdir config unchanged" "x" "$(content "$ws2/real-gitdir/config")"
+
+# A .codex symlink: cannot be swapped, and its target stays read-only.
+mkdir "$ws/codex-real"
+echo settings > "$ws/codex-real/config"
+ln -s "$ws/codex-real" "$ws/.codex"
+not_ok ".codex symlink: replacing it is refused" rw sh -c "rm -f '$ws/.codex' && ln -s '$out' '$ws/.codex'"
+not_ok ".codex symlink: renaming it away is refused" rw mv "$ws/.codex" "$ws/codex-moved"
+not_ok ".codex symlink: ln -sfn over it is refused" rw ln -sfn "$out" "$ws/.codex"
+not_ok ".codex symlink: writing through it is refused" rw sh -c "echo evil > '$ws/.codex/config'"
+is ".codex still points where it did" "$ws/codex-real" "$(readlink "$ws/.codex")"
+is ".codex target unchanged" "settings" "$(content "$ws/codex-real/config")"
+rm "$ws/.codex"
+
+# --- /tmp, $TMPDIR and /dev/shm -------------------------------------------
+tmpd=$(scratch)
+tag="sbx-fs-test-$$-$(id -u)"
+rm -f "/tmp/$tag" "/dev/shm/$tag"
+ok "workspace-write: /tmp is writable" rw sh -c "echo x > /tmp/$tag"
+is "the /tmp file was written" "x" "$(content "/tmp/$tag")"
+rm -f "/tmp/$tag"
+ok "workspace-write: /dev/shm is writable" rw sh -c "echo x > /dev/shm/$tag"
+is "the /dev/shm file was written" "x" "$(content "/dev/shm/$tag")"
+rm -f "/dev/shm/$tag"
+not_ok "read-only: /tmp is not writable" ro sh -c "echo x > /tmp/$tag"
+not_ok "read-only: /dev/shm is not writable" ro sh -c "echo x > /dev/shm/$tag"
+# (TMPDIR unset: a $TMPDIR of /tmp would make /tmp writable again, rightly.)
+not_ok "exclude_slash_tmp: /tmp is not writable" env -u TMPDIR \
+    "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true}' -- sh -c "echo x > /tmp/$tag"
+not_ok "exclude_slash_tmp: /dev/shm is not writable" env -u TMPDIR \
+    "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true}' -- sh -c "echo x > /dev/shm/$tag"
+is "nothing was left in /tmp or /dev/shm" "<missing><missing>" "$(content "/tmp/$tag")$(content "/dev/shm/$tag")"
+ok "workspace-write: \$TMPDIR is writable" env TMPDIR="$tmpd" "$HELPER" --sandbox-policy-cwd "$ws" \
+    --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true}' -- sh -c "echo x > '$tmpd/t'"
+is "the \$TMPDIR file was written" "x" "$(content "$tmpd/t")"
+not_ok "exclude_tmpdir_env_var: \$TMPDIR is not writable" env TMPDIR="$tmpd" "$HELPER" --sandbox-policy-cwd "$ws" \
+    --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true,"exclude_tmpdir_env_var":true}' \
+    -- sh -c "echo y > '$tmpd/u'"
+not_ok "read-only: \$TMPDIR is not writable" env TMPDIR="$tmpd" "$HELPER" --sandbox-policy-cwd "$ws" \
+    --sandbox-policy '{"type":"read-only"}' -- sh -c "echo y > '$tmpd/u'"
+is "no \$TMPDIR file was made when excluded" "<missing>" "$(content "$tmpd/u")"
+
+# Two runs share /tmp: the protection of /tmp/.git holds for the longer one
+# after the shorter one ended.
+rw sh -c "sleep 1; mkdir /tmp/.git 2>/dev/null && echo CREATED > '$ws/concurrent'" &
+long=$!
+sleep 0.3
+rw true
+wait $long
+is "concurrent runs: /tmp/.git stayed masked for the longer run" "<missing>" "$(content "$ws/concurrent")"
+
+# --- ordinary work in the workspace ---------------------------------------
+ok "mkdir -p, create, rename over, remove in the workspace" rw sh -c '
+    mkdir -p build/obj/deep && echo "int main(){}" > build/obj/a.c.tmp &&
+    mv build/obj/a.c.tmp build/obj/a.c && cp build/obj/a.c build/obj/b.c &&
+    ln -s a.c build/obj/link.c && ln build/obj/b.c build/obj/hard.c && rm build/obj/b.c &&
+    chmod 600 build/obj/a.c && touch -d 2001-01-01 build/obj/a.c'
+is "the renamed file is in place" "int main(){}" "$(content "$ws/build/obj/a.c")"
+is "chmod inside the workspace applied" "600" "$(stat -c %a "$ws/build/obj/a.c")"
+ok "python3 multiprocessing works" rw python3 -c '
+import multiprocessing as mp
+def sq(x): return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as p:
+        assert p.map(sq, range(10)) == [x * x for x in range(10)]
+    q = mp.Queue(); pr = mp.Process(target=q.put, args=(42,)); pr.start(); assert q.get() == 42; pr.join()
+'
+if command -v cc >/dev/null; then
+    printf 'int main(void){return 7;}\n' > "$ws/prog.c"
+    rw cc -o prog prog.c
+    "$ws/prog"
+    is "a compiler writes its output in the workspace" "7" "$?"
+else
+    skip "a compiler writes its output in the workspace" "no cc"
+fi
+
+# --- processes outside the sandbox ----------------------------------------
+sleep 30 &
+victim=$!
+not_ok "signals to a process outside the sandbox are refused" rw kill -TERM "$victim"
+not_ok "signal 0 to a process outside the sandbox is refused" rw kill -0 "$victim"
+if kill -0 "$victim" 2>/dev/null; then alive=yes; else alive=no; fi
+is "the outside process is still alive" "yes" "$alive"
+kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+not_ok "signals to the sandbox's own pid 1 are refused (Landlock scope)" rw kill -TERM 1
+ok "signals to the command's own children work" rw sh -c 'sleep 30 & kill -TERM $! && wait $!; [ $? -eq 143 ]'
+
+# Killing: a double-forked setsid grandchild that ignores SIGTERM does not
+# outlive the sandbox.
+marker="sbx-orphan-$$-$RANDOM"
+rw bash -c "setsid bash -c 'trap \"\" TERM HUP; exec -a $marker sleep 60' </dev/null >/dev/null 2>&1 & sleep 0.2; pgrep -f ^$marker > '$ws/orphan-pid'; exit 0"
+is "the setsid grandchild was running inside" "1" "$(wc -l < "$ws/orphan-pid")"
+sleep 0.2
+is "a setsid grandchild is killed when the command ends" "" "$(pgrep -f "^$marker" || true)"
+pkill -f "^$marker" 2>/dev/null
+
+# --- capabilities ---------------------------------------------------------
+is "the command has no capability in any set" "0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000" \
+    "$(rw sh -c "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status | awk '{print \$2}' | tr '\n' ' ' | sed 's/ \$//'")"
+is "the command keeps the caller's uid" "$(id -u)" "$(rw id -u)"
+is "the command sees its own pid namespace" "2" "$(rw sh -c 'echo $$')"
+
+# --- no user namespaces: refuse, or Landlock alone with --allow-unprotected --
+# Inside a user namespace without an id mapping, no nested user namespace can
+# be made: the situation of a machine that forbids them.
+if unshare -U true 2>/dev/null; then
+    err=$(unshare -U "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write"}' \
+        -- sh -c "echo x > '$ws/no-userns'" 2>&1); rc=$?
+    is "no user namespaces: refused with 125" "125" "$rc"
+    case $err in *"--allow-unprotected"*) _tap_result ok "no user namespaces: the refusal names the fix" ;;
+        *) _tap_result fail "no user namespaces: the refusal names the fix" "$err" ;; esac
+    is "no user namespaces: nothing ran" "<missing>" "$(content "$ws/no-userns")"
+    err=$(unshare -U "$HELPER" --sandbox-policy-cwd "$ws" \
+        --sandbox-policy '{"mode":"workspace-write","allow_unprotected":true}' \
+        -- sh -c "echo x > '$ws/no-userns' && ! echo evil > '$out/f'" 2>&1); rc=$?
+    is "--allow-unprotected: runs with Landlock alone" "0" "$rc"
+    is "--allow-unprotected: the workspace is writable" "x" "$(content "$ws/no-userns")"
+    is "--allow-unprotected: outside stays unwritable (Landlock)" "original" "$(content "$out/f")"
+    case $err in *"not enforced: protected paths"*) _tap_result ok "--allow-unprotected: says what is not enforced" ;;
+        *) _tap_result fail "--allow-unprotected: says what is not enforced" "$err" ;; esac
+    # No pid namespace here either: only Landlock's signal scope stands
+    # between the command and a process of the same user.
+    sleep 30 &
+    victim=$!
+    not_ok "--allow-unprotected: a signal to an outside process of the same user is refused (Landlock scope)" \
+        unshare -U "$HELPER" --sandbox-policy-cwd "$ws" \
+        --sandbox-policy '{"mode":"workspace-write","allow_unprotected":true}' -- kill -TERM "$victim"
+    if kill -0 "$victim" 2>/dev/null; then alive=yes; else alive=no; fi
+    is "--allow-unprotected: the outside process is still alive" "yes" "$alive"
+    kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+else
+    skip "no user namespaces" "unshare -U is not available here"
+fi
+
+# --- through sbx run ------------------------------------------------------
+if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
+    ok "sbx run -p workspace-write writes in the workspace" "$SBX" run -p workspace-write -C "$ws" -- sh -c 'echo via-sbx > sbx-file'
+    is "sbx run wrote the file" "via-sbx" "$(content "$ws/sbx-file")"
+    not_ok "sbx run -p workspace-write refuses writes outside" "$SBX" run -p workspace-write -C "$ws" -- sh -c "echo evil > '$out/f'"
+    not_ok "sbx run -p read-only refuses writes in the workspace" "$SBX" run -p read-only -C "$ws" -- sh -c 'echo x > sbx-ro'
+    not_ok "sbx run refuses a first .sbx" "$SBX" run -p workspace-write -C "$ws" -- mkdir .sbx
+    is "outside file unchanged after sbx run" "original" "$(content "$out/f")"
+    is "no sbx-ro file" "<missing>" "$(content "$ws/sbx-ro")"
+else
+    skip "sbx run" "sbx run is not available"
+fi
+
+done_testing

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Network enforcement through the real helper (SPEC section 2 and 5): a host
+# listener outside the sandbox records every connection and datagram it gets,
+# and the sandboxed probes try to reach it under each network level.  Also run
+# as uid 65534 (unprivileged.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+helper=${SBX_LINUX_SANDBOX_EXE:-}
+if [ -z "$helper" ] || [ ! -x "$helper" ]; then
+    echo "Bail out! SBX_LINUX_SANDBOX_EXE is not an executable helper"
+    exit 1
+fi
+python=/usr/bin/python3
+[ -x "$python" ] || { echo "1..0 # SKIP no /usr/bin/python3 for the host listener"; exit 0; }
+
+d=$(scratch)
+ws=$d/ws
+mkdir -p "$ws"
+if ! cc -O1 -pthread -o "$d/net-probe" "$here/progs/net-probe.c" 2>"$d/cc.log"; then
+    echo "Bail out! cannot compile net-probe.c: $(head -3 "$d/cc.log")"
+    exit 1
+fi
+probe=$d/net-probe
+
+# The host's listeners: loopback TCP/UDP on both families, a pathname stream
+# socket, a pathname datagram socket and an abstract name.
+abstract=sbx-net-test-$$-$RANDOM
+"$python" "$here/progs/listener.py" "$d/log" "$d/ready" 60 tcp4 tcp6 udp4 udp6 \
+    "unix:$d/host.sock" "unixdgram:$d/host-dgram.sock" "abstract:$abstract" &
+listener_pid=$!
+trap 'kill $listener_pid 2>/dev/null; _cleanup_scratch' EXIT
+for _ in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.05; done
+[ -e "$d/ready" ] || { echo "Bail out! the host listener did not start"; exit 1; }
+port() { awk -v k="$1" '$1 == k { print $2 }' "$d/ready"; }
+tcp4=$(port tcp4) tcp6=$(port tcp6) udp4=$(port udp4) udp6=$(port udp6)
+: >"$d/log"
+
+sandbox() {  # NETWORK CMD...
+    local net=$1; shift
+    "$helper" --sandbox-policy-cwd "$ws" \
+        --sandbox-policy "{\"mode\":\"workspace-write\",\"network\":\"$net\"}" -- "$@"
+}
+sandbox_in_ws() { (cd "$ws" && sandbox "$@"); }
+# True when the host listener logged "KIND MSG" (waits briefly: it polls).
+reached() {
+    local i
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        grep -qx -- "$1 $2" "$d/log" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# Controls: unsandboxed, every probe reaches the host, so a refusal below
+# means the sandbox refused.
+"$probe" tcp 127.0.0.1 "$tcp4" control-tcp4 >/dev/null
+"$probe" tcp ::1 "$tcp6" control-tcp6 >/dev/null
+"$probe" udp 127.0.0.1 "$udp4" control-udp4 >/dev/null
+"$probe" udp ::1 "$udp6" control-udp6 >/dev/null
+"$probe" unix "$d/host.sock" control-unix >/dev/null
+"$probe" unix-dgram "$d/host-dgram.sock" control-dgram >/dev/null
+"$probe" abstract "$abstract" control-abstract >/dev/null
+ok "control: the host listener sees tcp4" reached tcp4 control-tcp4
+ok "control: the host listener sees tcp6" reached tcp6 control-tcp6
+ok "control: the host listener sees udp4" reached udp4 control-udp4
+ok "control: the host listener sees udp6" reached udp6 control-udp6
+ok "control: the host listener sees the pathname socket" reached unix control-unix
+ok "control: the host listener sees the datagram socket" reached unixdgram control-dgram
+ok "control: the host listener sees the abstract socket" reached abstract control-abstract
+
+for net in restricted limited; do
+    not_ok "$net: TCP to the host's 127.0.0.1 refused" sandbox $net "$probe" tcp 127.0.0.1 "$tcp4" "$net-tcp4"
+    not_ok "$net: TCP to the host's ::1 refused" sandbox $net "$probe" tcp ::1 "$tcp6" "$net-tcp6"
+    # UDP: a datagram "sent" into the private namespace is fine; it must not arrive.
+    sandbox $net "$probe" udp 127.0.0.1 "$udp4" "$net-udp4" >/dev/null 2>&1
+    sandbox $net "$probe" udp ::1 "$udp6" "$net-udp6" >/dev/null 2>&1
+    not_ok "$net: the host's pathname UNIX socket refused" sandbox $net "$probe" unix "$d/host.sock" "$net-unix"
+    ln -sf "$d/host.sock" "$ws/link-$net.sock"
+    not_ok "$net: the host's pathname socket through a symlink in the workspace refused" \
+        sandbox $net "$probe" unix "$ws/link-$net.sock" "$net-unix-link"
+    not_ok "$net: the host's socket by a relative path refused" \
+        sandbox_in_ws $net "$probe" unix "../host.sock" "$net-unix-relative"
+    not_ok "$net: the host's datagram UNIX socket refused" \
+        sandbox $net "$probe" unix-dgram "$d/host-dgram.sock" "$net-dgram"
+    not_ok "$net: the host's abstract UNIX socket refused" sandbox $net "$probe" abstract "$abstract" "$net-abstract"
+    out=$(sandbox $net "$probe" socket netlink 2>&1)
+    is "$net: netlink socket refused with EPERM" "socket: EPERM" "$out"
+    out=$(sandbox $net "$probe" socket packet 2>&1)
+    is "$net: packet socket refused with EPERM" "socket: EPERM" "$out"
+    out=$(sandbox $net "$probe" socket vsock 2>&1)
+    is "$net: vsock socket refused with EPERM" "socket: EPERM" "$out"
+    out=$(sandbox $net "$probe" socketpair 2>&1)
+    is "$net: an AF_UNIX socketpair works" "ok" "$out"
+done
+
+out=$(sandbox restricted "$probe" socket unix 2>&1)
+is "restricted: socket(AF_UNIX) refused with EPERM" "socket: EPERM" "$out"
+out=$(sandbox restricted "$probe" serve-tcp 127.0.0.1 2>&1)
+is "restricted: cannot serve its own localhost" "socket: EPERM" "$out"
+
+out=$(sandbox limited "$probe" serve-tcp 127.0.0.1 2>&1)
+is "limited: serves and reaches its own 127.0.0.1" "ok" "$out"
+out=$(sandbox limited "$probe" serve-tcp ::1 2>&1)
+is "limited: serves and reaches its own ::1" "ok" "$out"
+out=$(sandbox limited "$probe" serve-unix "$ws/own.sock" 2>&1)
+is "limited: a pathname socket bound in the sandbox works" "ok" "$out"
+out=$(sandbox_in_ws limited "$probe" serve-unix rel.sock 2>&1)
+is "limited: a sandbox-bound socket by a relative path works" "ok" "$out"
+out=$(sandbox limited "$probe" serve-abstract "sbx-own-$$" 2>&1)
+is "limited: an abstract socket of its own works" "ok" "$out"
+# A sandbox server in the background, a client in another process of the same sandbox.
+out=$(sandbox limited bash -c "'$probe' accept-unix '$ws/bg.sock' & for i in \$(seq 50); do [ -S '$ws/bg.sock' ] && break; sleep 0.05; done; '$probe' unix '$ws/bg.sock' hello >/dev/null; wait" 2>&1)
+is "limited: a second sandboxed process reaches the first's socket" "got hello" "$out"
+# Connects blocked on a peer that never accepts hold up neither the other
+# connects of the sandbox nor signals.
+control=$(cd "$d" && "$probe" stall-unix "$d/stall-control.sock" 2>/dev/null | tr '\n' ' ')
+is "control: unsandboxed, blocked connects are interrupted and serving goes on" "ok interrupted 2 " "$control"
+out=$(sandbox limited "$probe" stall-unix "$ws/stall.sock" 2>"$d/stall.err" | tr '\n' ' ')
+is "limited: blocked connects are interrupted and serving goes on" "$control" "$out"
+[ "$out" = "$control" ] || sed 's/^/# /' "$d/stall.err"
+
+# A thread flips the address between a sandbox socket and the host's while
+# connects go on: the mediator checks and connects one copy, so nothing may
+# reach the host.  The control shows that the flips do reach it unsandboxed.
+out=$("$probe" race-unix "$d/race-control.sock" "$d/host.sock" 2000 2>&1)
+races() {  # the count of raced connects the host got, once it is stable
+    local before=-1 now
+    now=$(grep -c '^unix race$' "$d/log")
+    while [ "$now" != "$before" ]; do
+        before=$now
+        sleep 0.3
+        now=$(grep -c '^unix race$' "$d/log")
+    done
+    echo "$now"
+}
+races_control=$(races)
+not_ok "control: unsandboxed, the flipped address reaches the host ($races_control times; $out)" \
+    test "$races_control" = 0
+out=$(sandbox limited "$probe" race-unix "$ws/race.sock" "$d/host.sock" 2000 2>&1)
+case $out in
+    "connected 0 of"*|"") _tap_result fail "limited: connects to its own socket succeed during the race" "$out" ;;
+    *) _tap_result ok "limited: connects to its own socket succeed during the race ($out)" ;;
+esac
+is "limited: no raced connect reached the host" "$races_control" "$(races)"
+
+sleep 0.3
+is "no restricted or limited attempt reached the host" "" "$(grep -E ' (restricted|limited)-' "$d/log")"
+
+out=$(sandbox full "$probe" tcp 127.0.0.1 "$tcp4" full-tcp4 2>&1)
+is "full: TCP to the host's loopback works" "ok" "$out"
+ok "full: the host listener got it" reached tcp4 full-tcp4
+out=$(sandbox full "$probe" unix "$d/host.sock" full-unix 2>&1)
+is "full: the host's pathname socket is reachable" "ok" "$out"
+out=$(sandbox full "$probe" socket vsock 2>&1)
+is "full: vsock is still refused" "socket: EPERM" "$out"
+
+# The same through sbx run, where it is built.
+if [ -n "${SBX:-}" ] && [ -x "$SBX" ] && "$SBX" run -p workspace-write -- true >/dev/null 2>&1; then
+    run() { (cd "$ws" && "$SBX" run -p workspace-write "$@"); }
+    not_ok "sbx run -n restricted: TCP to the host's loopback refused" \
+        run -n restricted -- "$probe" tcp 127.0.0.1 "$tcp4" sbx-restricted-tcp4
+    not_ok "sbx run -n limited: TCP to the host's loopback refused" \
+        run -n limited -- "$probe" tcp 127.0.0.1 "$tcp4" sbx-limited-tcp4
+    not_ok "sbx run -n limited: the host's pathname socket refused" \
+        run -n limited -- "$probe" unix "$d/host.sock" sbx-limited-unix
+    is "sbx run -n limited: serves and reaches its own localhost" "ok" \
+        "$(run -n limited -- "$probe" serve-tcp 127.0.0.1 2>&1)"
+    is "sbx run -n limited: a sandbox-bound pathname socket works" "ok" \
+        "$(run -n limited -- "$probe" serve-unix "$ws/sbx-own.sock" 2>&1)"
+    is "sbx run -n full: reaches the host's loopback" "ok" \
+        "$(run -n full -- "$probe" tcp 127.0.0.1 "$tcp4" sbx-full-tcp4 2>&1)"
+    ok "sbx run -n full: the host listener got it" reached tcp4 sbx-full-tcp4
+    sleep 0.3
+    is "no sbx run restricted or limited attempt reached the host" "" \
+        "$(grep -E ' sbx-(restricted|limited)-' "$d/log")"
+else
+    skip "sbx run: the same checks" "sbx run is not usable here"
+fi
+
+done_testing

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The helper's command line (SPEC section 6), as Codex calls it: both forms,
+# both policy JSON forms, exit statuses, signals and the process structure.
+. "$(dirname "$0")/lib.sh"
+HELPER=${SBX_LINUX_SANDBOX_EXE:?the helper under test}
+
+ws=$(scratch)
+out=$(scratch)
+content() { cat "$1" 2>/dev/null || echo "<missing>"; }
+RO='{"type":"read-only"}'
+WW='{"type":"workspace-write"}'
+
+# --- the two command-line forms -------------------------------------------
+is "flag form runs the command" "hello" \
+    "$("$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- echo hello)"
+is "flag=value form runs the command" "hello" \
+    "$("$HELPER" --sandbox-policy-cwd="$ws" --sandbox-policy="$RO" -- echo hello)"
+is "older positional form runs the command" "hello" "$("$HELPER" "$ws" "$RO" -- echo hello)"
+is "--command-cwd sets the command's directory" "$out" \
+    "$("$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$out" --sandbox-policy "$RO" -- pwd)"
+is "without --command-cwd the command runs where the helper was started" "$out" \
+    "$(cd "$out" && "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- pwd)"
+is "the policy cwd is the workspace, not the command cwd" "written" \
+    "$(cd "$out" && "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$WW" -- sh -c "echo written > '$ws/w'" ; content "$ws/w")"
+not_ok "the command cwd does not become writable" \
+    "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$out" --sandbox-policy "$WW" -- sh -c 'echo x > here'
+is "arguments reach the command unchanged" "a b|--|-x|" \
+    "$("$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- sh -c 'printf "%s|" "$@"' sh "a b" -- -x)"
+is "stdin reaches the command" "from stdin" \
+    "$(echo "from stdin" | "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- cat)"
+is "the environment reaches the command" "bar" \
+    "$(FOO=bar "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- sh -c 'echo $FOO')"
+
+# --- policy JSON: Codex's SandboxPolicy and sbx's canonical form -----------
+extra=$(scratch)
+ok "Codex workspace-write with writable_roots makes the root writable" \
+    "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy \
+    "{\"type\":\"workspace-write\",\"writable_roots\":[\"$extra\"],\"network_access\":false,\"exclude_tmpdir_env_var\":false,\"exclude_slash_tmp\":false}" \
+    -- sh -c "echo r > '$extra/r'"
+is "the extra root was written" "r" "$(content "$extra/r")"
+ok "Codex danger-full-access runs without a sandbox" \
+    "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"danger-full-access"}' -- sh -c "echo d > '$out/d'"
+is "danger-full-access wrote outside the workspace" "d" "$(content "$out/d")"
+ok "Codex external-sandbox leaves the filesystem alone" \
+    "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"external-sandbox","network_access":"restricted"}' \
+    -- sh -c "echo e > '$out/e'"
+is "external-sandbox wrote outside the workspace" "e" "$(content "$out/e")"
+not_ok "Codex external-sandbox restricted still refuses sockets" \
+    "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"external-sandbox","network_access":"restricted"}' \
+    -- python3 -c 'import socket; socket.socket()'
+if [ -n "${SBX:-}" ] && canonical=$(cd "$ws" && "$SBX" policy --json -p workspace-write 2>/dev/null); then
+    ok "sbx's canonical policy JSON is accepted" \
+        "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$canonical" -- sh -c "echo c > '$ws/c'"
+    is "the canonical workspace-write policy wrote the file" "c" "$(content "$ws/c")"
+else
+    skip "sbx's canonical policy JSON is accepted" "sbx policy --json is not available"
+fi
+is "policy limits become rlimits" "37" \
+    "$("$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"mode":"read-only","limits":{"open_files":37}}' -- sh -c 'ulimit -n')"
+
+# --- exit statuses --------------------------------------------------------
+status() { "$@" >/dev/null 2>&1; echo $?; }
+is "the command's own exit status" "42" "$(status "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- sh -c 'exit 42')"
+is "a command killed by SIGTERM: the helper ends by SIGTERM too" "143" \
+    "$(status "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- sh -c 'kill -TERM $$')"
+is "a command killed by SIGKILL: 137" "137" \
+    "$(status "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- sh -c 'kill -KILL $$')"
+is "command not found: 127" "127" "$(status "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- no-such-command-sbx)"
+printf 'not a program\n' > "$ws/not-exec"
+chmod 644 "$ws/not-exec"
+is "command not executable: 126" "126" "$(status "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- "$ws/not-exec")"
+is "a directory as the command: 126" "126" "$(status "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- /)"
+
+refusal() {  # DESC ARGS...: exit 125 and exactly one line on stderr naming the helper
+    local desc=$1; shift
+    local err rc
+    err=$("$HELPER" "$@" 2>&1 >/dev/null); rc=$?
+    is "$desc: exit 125" "125" "$rc"
+    is "$desc: one line on stderr" "1" "$(printf '%s\n' "$err" | wc -l)"
+    case $err in
+        "codex-linux-sandbox: "*) _tap_result ok "$desc: the line names the helper" ;;
+        *) _tap_result fail "$desc: the line names the helper" "$err" ;;
+    esac
+}
+refusal "bad JSON" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":' -- true
+refusal "unknown policy type" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"wide-open"}' -- true
+refusal "unknown policy key" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"read-only","extra":1}' -- true
+refusal "unknown option" --sandbox-policy-cwd "$ws" --bogus --sandbox-policy "$RO" -- true
+refusal "missing policy" --sandbox-policy-cwd "$ws" -- true
+refusal "missing command" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" --
+refusal "danger-full-access with restricted network" --sandbox-policy-cwd "$ws" \
+    --sandbox-policy '{"mode":"danger-full-access","network":"restricted"}' -- true
+err=$("$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":' -- touch "$ws/never" 2>&1)
+is "a refused run runs nothing" "<missing>" "$(content "$ws/never")"
+
+# --- signals and the process structure ------------------------------------
+# Background jobs of a script start with SIGINT and SIGQUIT ignored, which a
+# shell cannot trap: env --default-signal gives the helper (and so the
+# command) the default dispositions.  Every loop is bounded.
+"$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
+    sh -c 'trap "echo got-term > term-file; exit 3" TERM; echo ready > ready-file; for i in $(seq 200); do sleep 0.05; done' &
+pid=$!
+for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+kill -TERM "$pid"
+wait "$pid"
+is "SIGTERM to the helper reaches the command (its exit status)" "3" "$?"
+is "SIGTERM to the helper reaches the command (its trap ran)" "got-term" "$(content "$ws/term-file")"
+
+for sig in INT HUP QUIT; do
+    rm -f "$ws/ready-file" "$ws/sig-file"
+    env --default-signal "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
+        sh -c "trap 'echo $sig > sig-file; exit 4' $sig; echo ready > ready-file; for i in \$(seq 200); do sleep 0.05; done" &
+    pid=$!
+    for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+    kill -"$sig" "$pid"
+    wait "$pid"
+    is "SIG$sig to the helper is forwarded to the command" "4 $sig" "$? $(content "$ws/sig-file")"
+done
+
+marker="sbx-helper-cli-$$-$RANDOM"
+rm -f "$ws/ready-file"
+"$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
+    bash -c "setsid bash -c 'trap \"\" TERM HUP; exec -a $marker sleep 60' </dev/null >/dev/null 2>&1 & echo ready > ready-file; exec -a $marker sleep 60" &
+pid=$!
+for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+sleep 0.1
+is "the command and its setsid grandchild are running" "2" "$(pgrep -f "^$marker" | wc -l)"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+for _ in $(seq 40); do [ -z "$(pgrep -f "^$marker")" ] && break; sleep 0.05; done
+is "SIGKILL of the helper kills everything in the sandbox" "" "$(pgrep -f "^$marker" || true)"
+pkill -f "^$marker" 2>/dev/null
+is "a killed helper leaves its placeholder behind" "/dev/null/sbx-protected-path" "$(readlink "$ws/.sbx")"
+is "the next run keeps the leftover placeholder masked" "/dev/null/sbx-protected-path" \
+    "$("$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
+        sh -c 'mkdir .sbx 2>/dev/null && echo HOLE; readlink .sbx')"
+is "... and removes it when it ends" "" "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
+
+# --- the helper picks nothing from the workspace or PATH for itself --------
+for name in mount umount ip newuidmap newgidmap sh unshare; do
+    printf '#!/bin/sh\necho ran > "%s/hijacked-%s"\n' "$ws" "$name" > "$ws/$name"
+    chmod 755 "$ws/$name"
+done
+(cd "$ws" && PATH="$ws:/usr/bin:/bin" "$HELPER" --sandbox-policy-cwd "$ws" \
+    --sandbox-policy '{"mode":"workspace-write","network":"limited"}' -- /bin/true)
+is "no helper step ran a program from the workspace or PATH" "" "$(cd "$ws" && ls hijacked-* 2>/dev/null)"
+
+done_testing

@@ -1,0 +1,80 @@
+# Shared helpers for the integration tests (bash, TAP output).
+#
+# The scripts run real commands through the real sbx and helper, and check
+# effects on files, processes and sockets.  Environment, set by meson:
+#   SBX                    the sbx executable under test
+#   SBX_LINUX_SANDBOX_EXE  the helper under test (sbx honours this variable)
+# Sourcing this file gives:
+#   ok DESC CMD...         a test that passes when CMD succeeds
+#   not_ok DESC CMD...     a test that passes when CMD fails
+#   is DESC EXPECTED GOT   a test that passes when the strings are equal
+#   skip DESC REASON       a skipped test
+#   scratch                a fresh directory, removed at exit (echoes its path)
+#   done_testing           prints the plan; exits non-zero if anything failed
+set -u
+_tap_n=0
+_tap_failed=0
+_scratch_dirs=()
+
+_tap_result() {  # status desc [diagnostic]
+    _tap_n=$((_tap_n + 1))
+    if [ "$1" = ok ]; then
+        echo "ok $_tap_n - $2"
+    else
+        _tap_failed=$((_tap_failed + 1))
+        echo "not ok $_tap_n - $2"
+        [ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/# /'
+    fi
+    return 0
+}
+
+ok() {
+    local desc=$1; shift
+    local out
+    if out=$("$@" 2>&1); then _tap_result ok "$desc"; else _tap_result fail "$desc" "$out"; fi
+}
+
+not_ok() {
+    local desc=$1; shift
+    local out
+    if out=$("$@" 2>&1); then _tap_result fail "$desc" "unexpectedly succeeded: $out"; else _tap_result ok "$desc"; fi
+}
+
+is() {
+    if [ "$2" = "$3" ]; then _tap_result ok "$1"; else _tap_result fail "$1" "expected: $2
+got:      $3"; fi
+}
+
+skip() {
+    _tap_n=$((_tap_n + 1))
+    echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+scratch() {
+    local d
+    d=$(mktemp -d "${SBX_TEST_TMP:-/var/tmp}/sbx-test.XXXXXX")
+    _scratch_dirs+=("$d")
+    echo "$d"
+}
+
+_cleanup_scratch() {
+    local d
+    for d in "${_scratch_dirs[@]}"; do
+        chmod -R u+w "$d" 2>/dev/null
+        rm -rf "$d"
+    done
+}
+trap _cleanup_scratch EXIT
+
+done_testing() {
+    echo "1..$_tap_n"
+    [ "$_tap_failed" -eq 0 ]
+}
+
+# Run a command as the unprivileged user 65534 (used by unprivileged.sh).
+as_nobody() {
+    setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env -- \
+        env SBX="$SBX" SBX_LINUX_SANDBOX_EXE="${SBX_LINUX_SANDBOX_EXE:-}" \
+        SBX_TEST_UNPRIVILEGED=1 PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent \
+        TMPDIR=/tmp "$@"
+}

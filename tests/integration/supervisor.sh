@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The supervisor through `sbx run`: exit codes, caps, binary and 1 GiB output,
+# the timeout that kills a setsid grandchild, signals sent to sbx, the drain
+# after exit, the environment, -C, --stdin, --json, --events, --dry-run and the
+# denial note.  Real processes; the checks look at pids, files and bytes.
+. "$(dirname "$0")/lib.sh"
+
+d=$(scratch)
+full=(-p danger-full-access)
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_for_file() {  # path: up to 5 s
+    local i
+    for i in $(seq 1 100); do [ -s "$1" ] && return 0; sleep 0.05; done
+    return 1
+}
+
+# --- exit codes ---------------------------------------------------------
+"$SBX" run "${full[@]}" -- sh -c 'exit 3'; is "the command's own status" 3 $?
+"$SBX" run "${full[@]}" -- sh -c 'kill -USR1 $$'; is "killed by SIGUSR1: 128+10" 138 $?
+"$SBX" run "${full[@]}" -t 200ms -- sleep 5 2>/dev/null; is "timeout: 124" 124 $?
+"$SBX" run "${full[@]}" -- sbx-no-such-command-xyz 2>"$d/err"; is "not found: 127" 127 $?
+ok "not found names the command" grep -q "sbx: cannot run 'sbx-no-such-command-xyz': No such file" "$d/err"
+printf '#!/bin/sh\necho ran\n' >"$d/noexec"; chmod 644 "$d/noexec"
+out=$("$SBX" run "${full[@]}" -- "$d/noexec" 2>/dev/null); is "not executable: 126" 126 $?
+is "a non-executable file does not run" "" "$out"
+"$SBX" run -p read-only -- sh -c 'exit 5'; is "sandboxed: the command's own status" 5 $?
+
+# --- caps -----------------------------------------------------------------
+out=$("$SBX" run "${full[@]}" --max-output-bytes 10 -- printf '0123456789ABCDEF' 2>"$d/err")
+is "byte cap: exactly 10 bytes" "0123456789" "$out"
+is "byte cap: the truncation line" "sbx: stdout truncated: showed 1 lines (10 bytes), omitted 6 bytes" "$(cat "$d/err")"
+"$SBX" run "${full[@]}" --max-output-lines 5 -- seq 1 1000 >"$d/out" 2>"$d/err"
+is "line cap: exactly 5 lines" "$(seq 1 5)" "$(cat "$d/out")"
+is "line cap: the truncation line" "sbx: stdout truncated: showed 5 lines (10 bytes), omitted 3883 bytes" "$(cat "$d/err")"
+"$SBX" run "${full[@]}" --max-output-lines 3 -- printf 'a\nb\nc' >"$d/out" 2>"$d/err"
+is "partial last line within the line cap is shown" "$(printf 'a\nb\nc' | od -c)" "$(od -c <"$d/out")"
+is "  and nothing is reported truncated" "" "$(cat "$d/err")"
+"$SBX" run "${full[@]}" --max-output-lines 2 --max-output-bytes 5 -- printf 'ab\ncdefgh\nij' >"$d/out" 2>"$d/err"
+is "a partial line cut by the byte cap counts as a line" "ab
+cd" "$(cat "$d/out")"
+is "  the note" "sbx: stdout truncated: showed 2 lines (5 bytes), omitted 7 bytes" "$(cat "$d/err")"
+"$SBX" run "${full[@]}" -- sh -c 'seq 1 100000; seq 1 100000 >&2' >"$d/out" 2>"$d/err"
+is "default caps: 256 lines on stdout" 256 "$(wc -l <"$d/out")"
+ok "default caps: each stream has its note" grep -q "^sbx: stderr truncated: showed 256 lines (916 bytes), omitted 587979 bytes$" "$d/err"
+is "default caps: stderr shows 256 lines plus the two notes" 258 "$(wc -l <"$d/err")"
+"$SBX" run "${full[@]}" -- sh -c 'head -c 20000 /dev/zero | tr "\0" x' >"$d/out" 2>/dev/null
+is "default byte cap: 10240 bytes" 10240 "$(wc -c <"$d/out")"
+
+# --- binary output ----------------------------------------------------------
+head -c 300000 /dev/urandom >"$d/bin"
+"$SBX" run "${full[@]}" --no-output-cap -- cat "$d/bin" >"$d/bin.out"
+ok "binary output passes byte for byte (uncapped)" cmp "$d/bin" "$d/bin.out"
+"$SBX" run "${full[@]}" --max-output-bytes 1000 --max-output-lines 0 -- cat "$d/bin" >"$d/bin.out" 2>/dev/null
+ok "binary output is cut at exactly 1000 bytes" cmp "$d/bin.out" <(head -c 1000 "$d/bin")
+"$SBX" run "${full[@]}" --no-output-cap -- cat "$d/bin" | cat >"$d/bin.out"
+ok "binary output through a pipe" cmp "$d/bin" "$d/bin.out"
+
+# --- a reader that goes away ---------------------------------------------------
+timeout 10 "$SBX" run "${full[@]}" -- yes 2>/dev/null | head -1 >/dev/null
+is "sbx's reader exits: the command gets SIGPIPE, even past the cap (141)" 141 "${PIPESTATUS[0]}"
+timeout 10 "$SBX" run "${full[@]}" --no-output-cap -- yes 2>/dev/null | head -1 >/dev/null
+is "  and uncapped (141)" 141 "${PIPESTATUS[0]}"
+
+# --- 1 GiB ------------------------------------------------------------------
+if [ -x /usr/bin/time ]; then
+    /usr/bin/time -v -o "$d/time" "$SBX" run "${full[@]}" --json -- head -c 1G /dev/zero >"$d/json"
+    rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
+    is "1 GiB with --json: every byte counted" 1073741824 "$(jq .stdout_bytes "$d/json")"
+    is "1 GiB with --json: 10240 bytes kept" 10240 "$(jq -j .stdout "$d/json" | wc -c)"
+    ok "1 GiB with --json: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    /usr/bin/time -v -o "$d/time" "$SBX" run "${full[@]}" --no-output-cap -- head -c 1G /dev/zero | wc -c >"$d/count"
+    rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
+    is "1 GiB uncapped through a pipe: every byte arrives" 1073741824 "$(cat "$d/count")"
+    ok "1 GiB uncapped: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    /usr/bin/time -v -o "$d/time" "$SBX" run -p read-only -- head -c 1G /dev/zero >"$d/out" 2>"$d/err"
+    rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
+    ok "1 GiB sandboxed, capped text: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    ok "  the note counts every byte" grep -q "omitted 1073731584 bytes" "$d/err"
+else
+    skip "1 GiB RSS" "/usr/bin/time is not installed"
+fi
+
+# --- timeout kills the whole tree -------------------------------------------
+rm -f "$d/gc"
+t0=$(now_ms)
+"$SBX" run "${full[@]}" -t 500ms -- sh -c \
+    "setsid sh -c 'trap \"\" TERM; echo \$\$ > $d/gc; exec sleep 100' & sleep 100" >/dev/null 2>&1
+rc=$?
+elapsed=$(( $(now_ms) - t0 ))
+is "timeout with a setsid grandchild: 124" 124 $rc
+ok "timeout: sbx returned ${elapsed} ms after start (deadline 500 ms, limit 600)" test "$elapsed" -lt 600
+gc=$(cat "$d/gc")
+ok "timeout: the setsid grandchild ($gc) that ignores SIGTERM is gone" gone "$gc"
+
+rm -f "$d/gc"
+t0=$(now_ms)
+"$SBX" run -p read-only -t 500ms -- sh -c \
+    "setsid sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo \$! > /dev/null; sleep 100" >/dev/null 2>&1
+rc=$?
+elapsed=$(( $(now_ms) - t0 ))
+is "sandboxed timeout: 124" 124 $rc
+ok "sandboxed timeout: sbx returned ${elapsed} ms after start" test "$elapsed" -lt 600
+
+t0=$(now_ms)
+"$SBX" run "${full[@]}" -t 0.3 -- sleep 5 2>"$d/err"
+rc=$?
+elapsed=$(( $(now_ms) - t0 ))
+is "-t 0.3 (bare seconds): 124" 124 $rc
+ok "-t 0.3: returned after ${elapsed} ms" test "$elapsed" -ge 300 -a "$elapsed" -lt 400
+is "-t: the note" "sbx: timed out after 300ms: every process of the command was killed" "$(cat "$d/err")"
+out=$("$SBX" run "${full[@]}" --json -t 300ms -- sh -c 'echo before; sleep 10')
+is "timeout in JSON: timed_out, exit_code, signal" "true 124 9 before" \
+    "$(jq -r '"\(.timed_out) \(.exit_code) \(.signal) \(.stdout)"' <<<"$out" | tr -d '\n')"
+
+# --- signals sent to sbx are forwarded -----------------------------------------
+# A background job of a script starts with SIGINT and SIGQUIT ignored: env
+# --default-signal restores them, as in an interactive shell.
+for sig in TERM HUP INT QUIT; do
+    rm -f "$d/ready" "$d/got"
+    env --default-signal=INT,QUIT "$SBX" run "${full[@]}" -- sh -c "trap 'echo $sig > $d/got; exit 7' $sig; echo \$\$ > $d/ready; while :; do sleep 0.05; done" &
+    sbx_pid=$!
+    wait_for_file "$d/ready"
+    kill -"$sig" "$sbx_pid"
+    wait "$sbx_pid"
+    is "SIG$sig to sbx: the command's own status after its trap" 7 $?
+    is "SIG$sig to sbx: the command saw SIG$sig" "$sig" "$(cat "$d/got" 2>/dev/null)"
+done
+rm -f "$d/ready"
+"$SBX" run "${full[@]}" -- sh -c "echo \$\$ > $d/ready; exec sleep 100" &
+sbx_pid=$!
+wait_for_file "$d/ready"
+kill -TERM "$sbx_pid"
+wait "$sbx_pid"
+is "SIGTERM to sbx kills a plain command: 128+15" 143 $?
+
+rm -f "$d/ready" "$d/gc"
+"$SBX" run "${full[@]}" -- sh -c \
+    "setsid sh -c 'trap \"\" TERM; echo \$\$ > $d/gc; exec sleep 100' & echo x > $d/ready; exec sleep 100" &
+sbx_pid=$!
+wait_for_file "$d/ready"; wait_for_file "$d/gc"
+kill -TERM "$sbx_pid"
+wait "$sbx_pid"
+gc=$(cat "$d/gc")
+ok "after SIGTERM, the setsid grandchild that ignores it is gone too" gone "$gc"
+
+# --- after exit: drain for 2 s, then kill ------------------------------------
+rm -f "$d/bg"
+t0=$(now_ms)
+out=$("$SBX" run "${full[@]}" -- sh -c "sh -c 'echo \$\$ > $d/bg; exec sleep 100' & sleep 0.1; echo done")
+rc=$?
+elapsed=$(( $(now_ms) - t0 ))
+is "drain: the command's output and status" "done 0" "$out $rc"
+ok "drain: waited ${elapsed} ms (2 s for the pipe holder)" test "$elapsed" -ge 2000 -a "$elapsed" -lt 3000
+ok "drain: the background process that held the pipes is gone" gone "$(cat "$d/bg")"
+rm -f "$d/bg"
+t0=$(now_ms)
+"$SBX" run "${full[@]}" -- sh -c "sh -c 'echo \$\$ > $d/bg; exec sleep 100' >/dev/null 2>&1 & sleep 0.1"
+elapsed=$(( $(now_ms) - t0 ))
+ok "a background process without the pipes: no wait (${elapsed} ms)" test "$elapsed" -lt 1000
+ok "  and it is gone" gone "$(cat "$d/bg")"
+"$SBX" run "${full[@]}" -- sh -c "(sleep 0.3; echo late) & echo early" >"$d/out"
+is "output written during the drain is kept" "early
+late" "$(cat "$d/out")"
+
+# --- environment, cwd, stdin --------------------------------------------------
+out=$(SBX_T_KEEP=k SBX_T_DROP=d "$SBX" run "${full[@]}" --env SBX_T_ADD=a=b --unset-env SBX_T_DROP -- \
+    sh -c 'echo "${SBX_T_KEEP-unset} ${SBX_T_DROP-unset} ${SBX_T_ADD-unset} $SBX_SANDBOX"')
+is "--env and --unset-env" "k unset a=b none" "$out"
+out=$(SBX_T_KEEP=k HOME=/h "$SBX" run "${full[@]}" --clear-env --env SBX_T_ADD=1 -- \
+    sh -c 'echo "${SBX_T_KEEP-unset} $HOME ${PATH:+path} $SBX_T_ADD"')
+is "--clear-env keeps PATH and HOME, drops the rest" "unset /h path 1" "$out"
+out=$("$SBX" run -p read-only -- sh -c 'echo "$SBX_SANDBOX $SBX_SANDBOX_NETWORK_DISABLED"')
+is "the sandbox markers" "linux 1" "$out"
+is "-C runs in that directory" "/usr/share" "$("$SBX" run "${full[@]}" -C /usr/share -- pwd)"
+is "stdin is inherited by default" "hello" "$(echo hello | "$SBX" run "${full[@]}" -- cat)"
+is "--stdin null" "" "$(echo hello | "$SBX" run "${full[@]}" --stdin null -- cat)"
+is "only fds 0-2 reach the command" "0 1 2 3" \
+    "$(exec 7</dev/null; "$SBX" run "${full[@]}" -- ls /proc/self/fd | sort -n | tr '\n' ' ' | sed 's/ $//')"
+
+# --- --json and --events ---------------------------------------------------------
+out=$("$SBX" run "${full[@]}" --json -- sh -c 'echo out; printf "e\377" >&2; exit 4')
+is "--json: the exit status" 4 $?
+is "--json: every field of section 4" \
+    "approval,command,cwd,denials,duration_ms,escalated,exit_code,policy,sandbox,sandbox_denied,signal,stderr,stderr_bytes,stderr_truncated,stdout,stdout_bytes,stdout_truncated,timed_out" \
+    "$(jq -r 'keys | join(",")' <<<"$out")"
+is "--json: stdout and stderr (invalid UTF-8 replaced)" "$(printf 'out\n|e\357\277\275')" "$(jq -j '.stdout + "|" + .stderr' <<<"$out")"
+is "--json: values" "4 4 2 none danger-full-access false null false never []" \
+    "$(jq -r '"\(.exit_code) \(.stdout_bytes) \(.stderr_bytes) \(.sandbox) \(.policy.mode) \(.timed_out) \(.signal) \(.escalated) \(.approval.mode) \(.denials)"' <<<"$out")"
+is "--json: exactly one line on stdout" 1 "$(wc -l <<<"$out")"
+out=$("$SBX" run "${full[@]}" --events -- sh -c 'echo one; sleep 0.1; echo two >&2')
+is "--events: begin, output, output, end" "begin output output end" "$(jq -r .type <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
+is "--events: output chunks" "stdout:one
+|stderr:two" "$(jq -j 'select(.type=="output") | "\(.stream):\(.data)|"' <<<"$out" | sed 's/|$//')"
+is "--events: end carries the result" "0 one" "$(jq -r 'select(.type=="end") | "\(.result.exit_code) \(.result.stdout)"' <<<"$out")"
+is "--events: begin carries the command and policy" "echo danger-full-access none" \
+    "$(jq -r 'select(.type=="begin") | "\(.command[0]) \(.policy.mode) \(.sandbox)"' <<<"$out" | sed 's/^sh/echo/')"
+out=$("$SBX" run "${full[@]}" --events --max-output-bytes 4 -- printf 'abcdefgh')
+is "--events: output within the caps only" "abcd" "$(jq -j 'select(.type=="output") | .data' <<<"$out")"
+
+# --- dry run -----------------------------------------------------------------------
+out=$("$SBX" run -p read-only --dry-run -- touch "$d/dry")
+ok "--dry-run runs nothing" test ! -e "$d/dry"
+is "--dry-run: the helper argv ends with the command" "--|touch|$d/dry" "$(jq -r '.argv[-3:] | join("|")' <<<"$out")"
+is "--dry-run: env additions and cwd" "linux $PWD" "$(jq -r '"\(.env.SBX_SANDBOX) \(.cwd)"' <<<"$out")"
+is "--dry-run for danger-full-access: the command itself" '["true"]' "$("$SBX" run "${full[@]}" --dry-run -- true | jq -c .argv)"
+
+# --- denials -----------------------------------------------------------------------
+"$SBX" run -p read-only -- touch "/etc/sbx-denied-$$" 2>"$d/err"
+rc=$?
+ok "read-only: the write fails ($rc)" test "$rc" -ne 0 -a ! -e "/etc/sbx-denied-$$"
+ok "read-only: the note names the denial and the flag" \
+    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc add -w /etc or use -p workspace-write$" "$d/err"
+out=$("$SBX" run -p read-only --json -- touch "/etc/sbx-denied-$$")
+is "--json: sandbox_denied" true "$(jq .sandbox_denied <<<"$out")"
+out=$("$SBX" run "${full[@]}" --json -- sh -c 'echo "Permission denied" >&2; exit 1')
+is "no sandbox: never sandbox_denied" false "$(jq .sandbox_denied <<<"$out")"
+out=$("$SBX" run -p read-only --json -- sh -c 'echo "Permission denied" >&2; exit 2')
+is "status 2: not sandbox_denied" false "$(jq .sandbox_denied <<<"$out")"
+"$SBX" run "${full[@]}" -- sh -c 'echo "Permission denied" >&2; exit 1' 2>"$d/err"
+is "no note without a sandbox" "Permission denied" "$(cat "$d/err")"
+
+done_testing

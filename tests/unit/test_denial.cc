@@ -1,0 +1,122 @@
+// sandbox_denied heuristics and Landlock audit records (sample records from
+// the kernel's documentation format; this machine's audit is off).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/denial.h"
+
+using namespace sbx;
+
+namespace {
+
+ExecResult failed(int code, std::string err, std::string out = "") {
+    ExecResult r;
+    r.exit_code = code;
+    r.err.shown = std::move(err);
+    r.out.shown = std::move(out);
+    return r;
+}
+
+constexpr const char* kLog =
+    "type=LANDLOCK_ACCESS msg=audit(1729738800.221:33): domain=1a6fdc679 blockers=fs.write_file "
+    "path=\"/dev/tty\" dev=\"devtmpfs\" ino=9\n"
+    "type=LANDLOCK_DOMAIN msg=audit(1729738800.221:33): domain=1a6fdc679 status=allocated mode=enforcing "
+    "pid=289 uid=0 exe=\"/usr/libexec/codex-linux-sandbox\" comm=\"codex-linux-san\"\n"
+    "type=SYSCALL msg=audit(1729738800.221:33): arch=c000003e syscall=257 success=no exit=-13\n"
+    "type=LANDLOCK_ACCESS msg=audit(1729738800.221:34): domain=1a6fdc679 blockers=fs.make_reg,fs.refer "
+    "path=2F746D702F6120622F63 dev=\"vda2\" ino=143821\n"
+    "type=UNKNOWN[1423] msg=audit(1729738800.300:40): domain=1a6fdc680 blockers=net.connect_tcp daddr=127.0.0.1 "
+    "dest=8080\n"
+    "type=UNKNOWN[1424] msg=audit(1729738800.300:40): domain=1a6fdc680 status=allocated mode=enforcing pid=300 "
+    "uid=0 exe=\"/usr/libexec/codex-linux-sandbox\" comm=\"x\"\n"
+    "audit: type=1423 audit(1729738800.400:50): domain=99 blockers=fs.write_file path=\"/etc/passwd\"\n"
+    "audit: type=1424 audit(1729738800.400:50): domain=99 status=allocated mode=enforcing pid=1 uid=0 "
+    "exe=\"/root/other-sandboxer\" comm=\"o\"\n"
+    "type=LANDLOCK_DOMAIN msg=audit(1729738800.500:51): domain=1a6fdc679 status=deallocated denials=2\n";
+
+}  // namespace
+
+TEST_CASE("known messages are found case-insensitively") {
+    CHECK(find_denial_message("touch: cannot touch 'x': Read-only file system") == "read-only file system");
+    CHECK(find_denial_message("bash: /etc/x: PERMISSION DENIED") == "permission denied");
+    CHECK(find_denial_message("ping: socket: Operation not permitted") == "operation not permitted");
+    CHECK(find_denial_message("blocked by Landlock") == "landlock");
+    CHECK_FALSE(find_denial_message("error: file not found"));
+}
+
+TEST_CASE("sandbox_denied needs a sandbox, a failing status and a known message") {
+    CHECK(analyze_denial(failed(1, "touch: cannot touch '/etc/x': Read-only file system\n"), true).sandbox_denied);
+    CHECK_FALSE(analyze_denial(failed(1, "touch: cannot touch '/etc/x': Read-only file system\n"), false).sandbox_denied);
+    CHECK_FALSE(analyze_denial(failed(1, "some other error\n"), true).sandbox_denied);
+    for (int code : {0, 2, 124, 126, 127})
+        CHECK_FALSE(analyze_denial(failed(code, "Permission denied\n"), true).sandbox_denied);
+    CHECK(analyze_denial(failed(1, "", "Permission denied on stdout\n"), true).sandbox_denied);
+    ExecResult tail = failed(1, "lots of output, cut by the cap");
+    tail.err.tail = "...\nmkdir: cannot create directory '/opt/x': Read-only file system\n";
+    const auto a = analyze_denial(tail, true);
+    CHECK(a.sandbox_denied);
+    CHECK(a.path == "/opt/x");
+}
+
+TEST_CASE("SIGSYS counts as a sandbox denial") {
+    ExecResult r;
+    r.exit_code = 128 + SIGSYS;
+    r.signal = SIGSYS;
+    const auto a = analyze_denial(r, true);
+    CHECK(a.sandbox_denied);
+    CHECK(a.reason == "SIGSYS");
+    CHECK_FALSE(analyze_denial(r, false).sandbox_denied);
+}
+
+TEST_CASE("the path on the message's line") {
+    CHECK(path_near_denial_message("sh: 1: cannot create /etc/foo: Read-only file system") == "/etc/foo");
+    CHECK(path_near_denial_message("touch: cannot touch '/a b/c': Permission denied") == "/a");
+    CHECK(path_near_denial_message("x\nmkdir: cannot create directory \"/srv/d\": Permission denied\ny /z")
+          == "/srv/d");
+    CHECK(path_near_denial_message("Operation not permitted").empty());
+    CHECK(path_near_denial_message("no message /here").empty());
+}
+
+TEST_CASE("audit log lines are parsed into Landlock records only") {
+    const auto records = parse_audit_log(kLog);
+    REQUIRE(records.size() == 8);
+    CHECK(records[0].type == kAuditLandlockAccess);
+    CHECK(records[1].type == kAuditLandlockDomain);
+    CHECK(records[2].type == kAuditLandlockAccess);
+    CHECK(records[3].type == kAuditLandlockAccess);
+    CHECK(records[5].type == kAuditLandlockAccess);
+}
+
+TEST_CASE("denials of the helper's domains, with hex-encoded paths decoded") {
+    const auto d = landlock_denials(parse_audit_log(kLog), "/usr/libexec/codex-linux-sandbox");
+    REQUIRE(d.size() == 3);
+    CHECK(d[0] == Denial{"fs.write_file", "/dev/tty", "", ""});
+    CHECK(d[1] == Denial{"fs.make_reg,fs.refer", "/tmp/a b/c", "", ""});
+    CHECK(d[2] == Denial{"net.connect_tcp", "", "127.0.0.1:8080", ""});
+    CHECK(to_json(d[2]) == nlohmann::json{{"operation", "net.connect_tcp"}, {"address", "127.0.0.1:8080"}});
+    // Any creator: the other sandboxer's domain counts too.
+    CHECK(landlock_denials(parse_audit_log(kLog), "").size() == 4);
+    // A domain without its "allocated" record is not attributed.
+    CHECK(landlock_denials(parse_audit_log(kLog), "/nonexistent").empty());
+}
+
+TEST_CASE("signal scoping denials name the target") {
+    const auto d = landlock_denials(
+        parse_audit_log("type=LANDLOCK_ACCESS msg=audit(1.2:3): domain=7 blockers=scope.signal opid=1 "
+                        "ocomm=\"systemd\"\ntype=LANDLOCK_DOMAIN msg=audit(1.2:3): domain=7 status=allocated "
+                        "mode=enforcing pid=5 uid=0 exe=\"/h\" comm=\"h\"\n"),
+        "/h");
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].target == "pid 1 (systemd)");
+}
+
+TEST_CASE("audit status is answered on this machine without throwing") {
+    const auto s = audit_status();
+    CHECK_FALSE(s.detail.empty());
+    AuditWatch w;
+    if (!s.enabled) CHECK_FALSE(w.active());
+    if (!w.active()) CHECK(w.collect().empty());
+}

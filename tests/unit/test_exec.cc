@@ -1,0 +1,288 @@
+// The supervisor on real processes: exit statuses, caps, the deadline, the
+// kill of every descendant, the environment, the cwd and stdin.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "exec/process.h"
+#include "exec/supervisor.h"
+
+using namespace sbx;
+using namespace std::chrono_literals;
+
+namespace {
+
+ExecPlan sh(const std::string& script) {
+    ExecPlan p;
+    p.argv = {"/bin/sh", "-c", script};
+    p.cwd = "/";
+    p.sandbox = "none";
+    p.stdin_mode = StdinMode::Null;
+    return p;
+}
+
+SuperviseOptions capture(std::uint64_t bytes = 0, std::uint64_t lines = 0) {
+    SuperviseOptions o;
+    o.passthrough = false;
+    o.capture = true;
+    o.caps = OutputCaps{bytes, lines};
+    return o;
+}
+
+std::string temp_dir() {
+    std::string tmpl = "/tmp/sbx-test-exec.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    return tmpl;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace
+
+TEST_CASE("the command's own exit status") {
+    auto r = supervise(sh("echo hi; echo err >&2; exit 3"), capture());
+    CHECK(r.exit_code == 3);
+    CHECK_FALSE(r.signal);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.out.shown == "hi\n");
+    CHECK(r.err.shown == "err\n");
+    CHECK(r.out.bytes == 3);
+}
+
+TEST_CASE("killed by a signal gives 128+N") {
+    auto r = supervise(sh("kill -USR1 $$"), capture());
+    CHECK(r.exit_code == 128 + SIGUSR1);
+    REQUIRE(r.signal);
+    CHECK(*r.signal == SIGUSR1);
+}
+
+TEST_CASE("not found gives 127, not executable 126, with the reason on stderr") {
+    ExecPlan p = sh("");
+    p.argv = {"sbx-no-such-command-xyz"};
+    auto r = supervise(p, capture());
+    CHECK(r.exit_code == 127);
+    REQUIRE(r.exec_error);
+    CHECK(r.err.shown.find("No such file or directory") != std::string::npos);
+
+    const auto dir = temp_dir();
+    const auto file = dir + "/not-exec";
+    std::ofstream(file) << "#!/bin/sh\necho no\n";
+    ::chmod(file.c_str(), 0644);
+    p.argv = {file};
+    r = supervise(p, capture());
+    CHECK(r.exit_code == 126);
+    CHECK(r.out.shown.empty());
+    CHECK(r.err.shown.find("Permission denied") != std::string::npos);
+    std::remove(file.c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("an unusable cwd is sbx's own failure") {
+    ExecPlan p = sh("true");
+    p.cwd = "/nonexistent-sbx-dir";
+    CHECK_THROWS_WITH(supervise(p, capture()), Catch::Contains("cannot change to directory"));
+}
+
+TEST_CASE("caps are exact at the byte and line limits, and the rest is counted") {
+    auto r = supervise(sh("i=0; while [ $i -lt 1000 ]; do echo line$i; i=$((i+1)); done"), capture(0, 3));
+    CHECK(r.out.shown == "line0\nline1\nline2\n");
+    CHECK(r.out.truncated);
+    CHECK(r.out.shown_lines == 3);
+    CHECK(r.out.bytes > 5000);
+
+    r = supervise(sh("printf 'abcdefghij'; printf 'klmnop'"), capture(12, 0));
+    CHECK(r.out.shown == "abcdefghijkl");
+    CHECK(r.out.bytes == 16);
+    CHECK(r.out.truncated);
+
+    r = supervise(sh("printf 'one\\ntwo'"), capture(0, 2));
+    CHECK(r.out.shown == "one\ntwo");
+    CHECK_FALSE(r.out.truncated);
+}
+
+TEST_CASE("a large output is drained while capped: the command never blocks") {
+    auto r = supervise(sh("head -c 50000000 /dev/zero"), capture(100, 0));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.bytes == 50000000);
+    CHECK(r.out.shown.size() == 100);
+}
+
+TEST_CASE("binary output passes byte for byte") {
+    auto r = supervise(sh("printf '\\000\\001\\377\\376\\n\\000'"), capture());
+    CHECK(r.out.shown == std::string("\0\1\xff\xfe\n\0", 6));
+}
+
+TEST_CASE("uncapped pass-through reaches the target fd (splice path)") {
+    const auto dir = temp_dir();
+    const auto file = dir + "/out";
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    SuperviseOptions o;
+    o.caps = OutputCaps{0, 0};
+    o.stdout_fd = fd;
+    o.stderr_fd = fd;
+    auto r = supervise(sh("head -c 3000000 /dev/urandom | od -An -tx1 | head -c 5000000; echo end"), o);
+    ::close(fd);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.bytes == 5000004);
+    CHECK(slurp(file).size() == 5000004);
+    CHECK(slurp(file).substr(5000000) == "end\n");
+    std::remove(file.c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("the callback sees exactly the shown chunks") {
+    std::string seen_out, seen_err;
+    SuperviseOptions o = capture(7, 0);
+    o.on_output = [&](Stream s, std::string_view d) { (s == Stream::Stdout ? seen_out : seen_err).append(d); };
+    auto r = supervise(sh("echo 12345678901; echo e >&2"), o);
+    CHECK(seen_out == "1234567");
+    CHECK(seen_err == "e\n");
+    CHECK(r.out.shown == seen_out);
+}
+
+TEST_CASE("timeout kills a setsid grandchild that ignores SIGTERM and holds the pipes") {
+    const auto dir = temp_dir();
+    const auto pidfile = dir + "/pid";
+    // The grandchild leaves the process group (setsid), ignores TERM and
+    // keeps stdout/stderr open; its parent exits at once.
+    const std::string script = "setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile +
+                               "; while :; do sleep 1; done' & sleep 30";
+    SuperviseOptions o = capture();
+    o.timeout = 500ms;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = supervise(sh(script), o);
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    CHECK(r.timed_out);
+    CHECK(r.exit_code == 124);
+    CHECK(elapsed < 600ms);
+    const pid_t grandchild = std::atoi(slurp(pidfile).c_str());
+    REQUIRE(grandchild > 0);
+    CHECK_FALSE(alive(grandchild));
+    CHECK(r.survivors == 0);
+    CHECK(exec::descendants_of(::getpid()).empty());
+    std::remove(pidfile.c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("after the command exits, the pipes drain for 2 s and then what is left is killed") {
+    const auto dir = temp_dir();
+    const auto pidfile = dir + "/pid";
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = supervise(sh("sh -c 'echo $$ > " + pidfile + "; exec sleep 30' & sleep 0.2; echo done"), capture());
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.shown == "done\n");
+    CHECK(elapsed >= 2s);
+    CHECK(elapsed < 3s);
+    const pid_t bg = std::atoi(slurp(pidfile).c_str());
+    REQUIRE(bg > 0);
+    CHECK_FALSE(alive(bg));
+
+    // A background process that does not hold the pipes is killed at once.
+    const auto t1 = std::chrono::steady_clock::now();
+    r = supervise(sh("sh -c 'echo $$ > " + pidfile + "; exec sleep 30' >/dev/null 2>&1 & sleep 0.2"), capture());
+    CHECK(std::chrono::steady_clock::now() - t1 < 1s);
+    const pid_t bg2 = std::atoi(slurp(pidfile).c_str());
+    REQUIRE(bg2 > 0);
+    CHECK_FALSE(alive(bg2));
+    std::remove(pidfile.c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("environment: clear, remove, add") {
+    ::setenv("SBX_TEST_KEEP_ME", "yes", 1);
+    ::setenv("SBX_TEST_REMOVE_ME", "yes", 1);
+    ExecPlan p = sh("echo \"k=${SBX_TEST_KEEP_ME-unset} r=${SBX_TEST_REMOVE_ME-unset} a=${SBX_TEST_ADDED-unset} "
+                    "p=${PATH:+set}\"");
+    p.env_remove = {"SBX_TEST_REMOVE_ME"};
+    p.env_add = {{"SBX_TEST_ADDED", "v=1"}};
+    auto r = supervise(p, capture());
+    CHECK(r.out.shown == "k=yes r=unset a=v=1 p=set\n");
+    p.clear_env = true;
+    r = supervise(p, capture());
+    CHECK(r.out.shown == "k=unset r=unset a=v=1 p=set\n");
+    ::unsetenv("SBX_TEST_KEEP_ME");
+    ::unsetenv("SBX_TEST_REMOVE_ME");
+}
+
+TEST_CASE("PATH search uses the command's PATH") {
+    const auto dir = temp_dir();
+    const auto tool = dir + "/sbx-test-tool";
+    std::ofstream(tool) << "#!/bin/sh\necho found-it\n";
+    ::chmod(tool.c_str(), 0755);
+    ExecPlan p = sh("");
+    p.argv = {"sbx-test-tool"};
+    p.env_add = {{"PATH", "/nonexistent:" + dir}};
+    auto r = supervise(p, capture());
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.shown == "found-it\n");
+    std::remove(tool.c_str());
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("cwd and stdin null") {
+    ExecPlan p = sh("pwd; cat; echo rc=$?");
+    p.cwd = "/usr";
+    auto r = supervise(p, capture());
+    CHECK(r.out.shown == "/usr\nrc=0\n");
+}
+
+TEST_CASE("only fds 0..2 reach the command") {
+    const int extra = ::open("/dev/null", O_RDONLY);  // not CLOEXEC on purpose
+    REQUIRE(extra >= 3);
+    auto r = supervise(sh("ls /proc/self/fd | sort -n | tr '\\n' ' '"), capture());
+    ::close(extra);
+    // 0, 1, 2 and ls's own directory fd
+    CHECK(r.out.shown == "0 1 2 3 ");
+}
+
+TEST_CASE("the command runs in its own process group") {
+    auto r = supervise(sh("ps -o pgid= -p $$ | tr -d ' '; echo $$"), capture());
+    const auto nl = r.out.shown.find('\n');
+    REQUIRE(nl != std::string::npos);
+    CHECK(r.out.shown.substr(0, nl) + "\n" == r.out.shown.substr(nl + 1));
+}
+
+TEST_CASE("orphans that die during the run are reaped at once, not piled up as zombies") {
+    // Each ( ... & ) orphans a short-lived sh, reparented to the supervisor.
+    auto r = supervise(sh("i=0; while [ $i -lt 30 ]; do (sh -c 'exit 0' &); i=$((i+1)); done; sleep 0.5; "
+                          "ps -o stat= --ppid $PPID | grep -c Z"),
+                       capture());
+    CHECK(r.out.shown == "0\n");
+}
+
+TEST_CASE("child environment: base, clear_env keeps only the kept names, remove, add") {
+    const char* base[] = {"PATH=/bin", "HOME=/root", "SECRET=x", "SBX_SANDBOX=forged", "NOEQUALS", nullptr};
+    ExecPlan p;
+    p.env_remove = {"HOME"};
+    p.env_add = {{"SBX_SANDBOX", "linux"}, {"NEW", "1"}};
+    CHECK(exec::child_environment(p, base) ==
+          std::vector<std::string>{"PATH=/bin", "SECRET=x", "NOEQUALS", "NEW=1", "SBX_SANDBOX=linux"});
+    p.clear_env = true;
+    p.env_remove.clear();
+    CHECK(exec::child_environment(p, base) ==
+          std::vector<std::string>{"PATH=/bin", "HOME=/root", "NEW=1", "SBX_SANDBOX=linux"});
+}
+
+TEST_CASE("exec candidates follow the child's PATH") {
+    CHECK(exec::exec_candidates("/bin/ls", {"PATH=/x"}) == std::vector<std::string>{"/bin/ls"});
+    CHECK(exec::exec_candidates("./run", {}) == std::vector<std::string>{"./run"});
+    CHECK(exec::exec_candidates("ls", {"PATH=/a::/b"}) == std::vector<std::string>{"/a/ls", "./ls", "/b/ls"});
+    CHECK(exec::exec_candidates("ls", {}) ==
+          std::vector<std::string>{"/usr/local/bin/ls", "/usr/bin/ls", "/bin/ls"});
+}

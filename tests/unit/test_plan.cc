@@ -1,0 +1,92 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "fake_fs.h"
+#include "platform/plan.h"
+
+using namespace sbx;
+
+namespace {
+
+CanonicalPolicy policy(Mode m, std::optional<Network> n = std::nullopt) {
+    test::FakeFs fs;
+    fs.dir("/work/repo").dir("/tmp").dir("/dev/shm").file("/dev/null");
+    PolicyInput in;
+    in.mode = m;
+    in.network = n;
+    return resolve(in, fs.env("/work/repo"));
+}
+
+CommandSpec command() {
+    CommandSpec c;
+    c.argv = {"make", "-j2", "test"};
+    c.cwd = "/work/repo/sub";
+    c.set_env = {{"A", "1"}, {"SBX_SANDBOX", "forged"}};
+    c.unset_env = {"SECRET"};
+    return c;
+}
+
+const PlatformPaths kPaths{"/usr/libexec/codex-linux-sandbox", "/usr/bin/sandbox-exec"};
+
+}  // namespace
+
+TEST_CASE("Linux: the helper's argv carries the canonical policy and the command after --") {
+    CanonicalPolicy p = policy(Mode::WorkspaceWrite);
+    ExecPlan e = plan(p, command(), TargetOs::Linux, kPaths);
+    REQUIRE(e.argv.size() == 11);
+    CHECK(e.argv[0] == "/usr/libexec/codex-linux-sandbox");
+    CHECK(e.argv[1] == "--sandbox-policy-cwd");
+    CHECK(e.argv[2] == "/work/repo");
+    CHECK(e.argv[3] == "--command-cwd");
+    CHECK(e.argv[4] == "/work/repo/sub");
+    CHECK(e.argv[5] == "--sandbox-policy");
+    CHECK(nlohmann::json::parse(e.argv[6]) == to_json(p));
+    CHECK(std::vector<std::string>(e.argv.begin() + 7, e.argv.end()) ==
+          std::vector<std::string>{"--", "make", "-j2", "test"});
+    CHECK(e.sandbox == "linux");
+    CHECK(e.cwd == "/work/repo/sub");
+    CHECK(e.env_add.at("A") == "1");
+    CHECK(e.env_add.at("SBX_SANDBOX") == "linux");  // --env cannot forge the marker
+    CHECK(e.env_add.at("SBX_SANDBOX_NETWORK_DISABLED") == "1");
+    CHECK(e.env_remove == std::vector<std::string>{"SECRET"});
+}
+
+TEST_CASE("every sandboxed mode goes through the helper; danger-full-access runs the command itself") {
+    for (Mode m : {Mode::ReadOnly, Mode::WorkspaceWrite, Mode::ExternalSandbox})
+        CHECK(plan(policy(m), command(), TargetOs::Linux, kPaths).argv[0] == kPaths.linux_helper);
+    ExecPlan e = plan(policy(Mode::DangerFullAccess), command(), TargetOs::Linux, kPaths);
+    CHECK(e.argv == std::vector<std::string>{"make", "-j2", "test"});
+    CHECK(e.sandbox == "none");
+    CHECK(e.env_add.at("SBX_SANDBOX") == "none");
+    CHECK(e.env_add.count("SBX_SANDBOX_NETWORK_DISABLED") == 0);
+    CHECK(std::count(e.env_remove.begin(), e.env_remove.end(), "SBX_SANDBOX_NETWORK_DISABLED") == 1);
+}
+
+TEST_CASE("the network marker follows the network level") {
+    CHECK(plan(policy(Mode::ReadOnly, Network::Limited), command(), TargetOs::Linux, kPaths)
+              .env_add.count("SBX_SANDBOX_NETWORK_DISABLED") == 1);
+    CHECK(plan(policy(Mode::ReadOnly, Network::Full), command(), TargetOs::Linux, kPaths)
+              .env_add.count("SBX_SANDBOX_NETWORK_DISABLED") == 0);
+}
+
+TEST_CASE("macOS: sandbox-exec by its absolute path, never PATH") {
+    ExecPlan e = plan(policy(Mode::WorkspaceWrite), command(), TargetOs::MacOs, kPaths);
+    CHECK(e.argv.at(0) == "/usr/bin/sandbox-exec");
+    CHECK(e.argv.at(1) == "-p");
+    CHECK(e.sandbox == "macos-seatbelt");
+    CHECK(e.env_add.at("SBX_SANDBOX") == "macos-seatbelt");
+    auto dashdash = std::find(e.argv.begin(), e.argv.end(), "--");
+    REQUIRE(dashdash != e.argv.end());
+    CHECK(std::vector<std::string>(dashdash + 1, e.argv.end()) == std::vector<std::string>{"make", "-j2", "test"});
+}
+
+TEST_CASE("macOS refuses network limited rather than reach the host's localhost") {
+    CHECK_THROWS_WITH(plan(policy(Mode::WorkspaceWrite, Network::Limited), command(), TargetOs::MacOs, kPaths),
+                      Catch::StartsWith("--network: limited cannot be enforced on macOS"));
+    CHECK(plan(policy(Mode::WorkspaceWrite, Network::Full), command(), TargetOs::MacOs, kPaths).sandbox ==
+          "macos-seatbelt");
+}
+
+TEST_CASE("--clear-env keeps exactly the documented variables") {
+    CHECK(kept_env_names() == std::vector<std::string>{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"});
+}

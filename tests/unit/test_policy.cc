@@ -1,0 +1,346 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "fake_fs.h"
+#include "policy/check.h"
+#include "policy/policy.h"
+
+using namespace sbx;
+using sbx::test::FakeFs;
+using nlohmann::json;
+
+namespace {
+
+FakeFs machine() {
+    FakeFs fs;
+    fs.dir("/work/repo").dir("/tmp").dir("/dev/shm").dir("/opt").dir("/var/tmp/user");
+    fs.file("/dev/null");
+    return fs;
+}
+
+PolicyInput input(Mode m, std::optional<Network> n = std::nullopt) {
+    PolicyInput in;
+    in.mode = m;
+    in.network = n;
+    return in;
+}
+
+std::vector<std::string> paths(const CanonicalPolicy& p) {
+    std::vector<std::string> out;
+    for (const auto& w : p.writable) out.push_back(w.path);
+    return out;
+}
+
+const std::vector<std::string>& protected_of(const CanonicalPolicy& p, const std::string& root) {
+    for (const auto& w : p.writable)
+        if (w.path == root) return w.protected_paths;
+    FAIL("no writable root " << root);
+    static std::vector<std::string> none;
+    return none;
+}
+
+}  // namespace
+
+TEST_CASE("the seed mapping table: mode and network to the canonical filesystem part") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+
+    struct Row {
+        Mode mode;
+        std::optional<Network> net;
+        Mode want_mode;
+        Network want_net;
+        std::vector<std::string> want_writable;
+    };
+    const std::vector<std::string> ws{"/work/repo", "/tmp", "/dev/shm", "/dev/null"};
+    const std::vector<Row> rows{
+        {Mode::ReadOnly, Network::Restricted, Mode::ReadOnly, Network::Restricted, {"/dev/null"}},
+        {Mode::ReadOnly, Network::Limited, Mode::ReadOnly, Network::Limited, {"/dev/null"}},
+        {Mode::ReadOnly, Network::Full, Mode::ReadOnly, Network::Full, {"/dev/null"}},
+        {Mode::WorkspaceWrite, Network::Restricted, Mode::WorkspaceWrite, Network::Restricted, ws},
+        {Mode::WorkspaceWrite, Network::Limited, Mode::WorkspaceWrite, Network::Limited, ws},
+        {Mode::WorkspaceWrite, Network::Full, Mode::WorkspaceWrite, Network::Full, ws},
+        {Mode::DangerFullAccess, std::nullopt, Mode::DangerFullAccess, Network::Full, {"/"}},
+        {Mode::ExternalSandbox, std::nullopt, Mode::ExternalSandbox, Network::Restricted, {"/"}},
+        {Mode::ExternalSandbox, Network::Full, Mode::ExternalSandbox, Network::Full, {"/"}},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(to_string(r.mode), r.net ? to_string(*r.net) : "default");
+        CanonicalPolicy p = resolve(input(r.mode, r.net), env);
+        CHECK(p.mode == r.want_mode);
+        CHECK(p.network == r.want_net);
+        CHECK(p.readable == std::vector<std::string>{"/"});
+        CHECK(paths(p) == r.want_writable);
+    }
+}
+
+TEST_CASE("defaults: read-only with restricted network") {
+    FakeFs fs = machine();
+    CanonicalPolicy p = resolve(PolicyInput{}, fs.env("/work/repo"));
+    CHECK(p.mode == Mode::ReadOnly);
+    CHECK(p.network == Network::Restricted);
+    CHECK(p.workspace == "/work/repo");
+    CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".agents"});
+}
+
+TEST_CASE("danger-full-access with a restricted or limited network is refused, pointing to external-sandbox") {
+    FakeFs fs = machine();
+    for (Network n : {Network::Restricted, Network::Limited}) {
+        PolicyInput in = input(Mode::DangerFullAccess, n);
+        CHECK_THROWS_WITH(resolve(in, fs.env("/work/repo")),
+                          Catch::Contains("--network") && Catch::Contains("external-sandbox"));
+    }
+}
+
+TEST_CASE("workspace-write: protected names at the top of every writable root, existing or not") {
+    FakeFs fs = machine();
+    fs.dir("/work/repo/.git/hooks");
+    CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/repo"));
+    CHECK(protected_of(p, "/work/repo") ==
+          std::vector<std::string>{"/work/repo/.agents", "/work/repo/.codex", "/work/repo/.git", "/work/repo/.sbx"});
+    CHECK(protected_of(p, "/tmp") == std::vector<std::string>{"/tmp/.agents", "/tmp/.codex", "/tmp/.git", "/tmp/.sbx"});
+    CHECK(protected_of(p, "/dev/null").empty());
+}
+
+TEST_CASE("a .git file's gitdir: target is protected too, resolved") {
+    FakeFs fs = machine();
+    fs.dir("/work/main-repo/.git/worktrees/wt").dir("/work/wt");
+    fs.file("/work/wt/.git", "gitdir: ../main-repo/.git/worktrees/wt\n");
+    CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
+    const auto& prot = protected_of(p, "/work/wt");
+    CHECK(std::find(prot.begin(), prot.end(), "/work/main-repo/.git/worktrees/wt") != prot.end());
+    CHECK(std::find(prot.begin(), prot.end(), "/work/wt/.git") != prot.end());
+
+    SECTION("an absolute gitdir with spaces and CRLF") {
+        fs.file("/work/wt/.git", "gitdir:  /work/main-repo/.git/worktrees/wt \r\n");
+        CanonicalPolicy q = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
+        const auto& pr = protected_of(q, "/work/wt");
+        CHECK(std::find(pr.begin(), pr.end(), "/work/main-repo/.git/worktrees/wt") != pr.end());
+    }
+}
+
+TEST_CASE("a symlinked protected name protects its target too") {
+    FakeFs fs = machine();
+    fs.dir("/opt/shared-codex");
+    fs.link("/work/repo/.codex", "/opt/shared-codex");
+    CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/repo"));
+    const auto& prot = protected_of(p, "/work/repo");
+    CHECK(std::find(prot.begin(), prot.end(), "/work/repo/.codex") != prot.end());
+    CHECK(std::find(prot.begin(), prot.end(), "/opt/shared-codex") != prot.end());
+}
+
+TEST_CASE("writable roots and the workspace are symlink-resolved and deduplicated") {
+    FakeFs fs = machine();
+    fs.link("/work/link", "repo").link("/optlink", "/opt");
+    PolicyInput in = input(Mode::WorkspaceWrite);
+    in.workspace = PolicyInput::SourcedPath{"/work/link", "--workspace"};
+    in.writable_roots = {{"/optlink", "--writable-root"}, {"/opt/", "--writable-root"}, {"../../opt", "--writable-root"}};
+    CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
+    CHECK(p.workspace == "/work/repo");
+    CHECK(p.writable_roots == std::vector<std::string>{"/opt"});
+    CHECK(paths(p) == std::vector<std::string>{"/work/repo", "/opt", "/tmp", "/dev/shm", "/dev/null"});
+}
+
+TEST_CASE("tmp exclusions and $TMPDIR") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo", "/var/tmp/user");
+    PolicyInput in = input(Mode::WorkspaceWrite);
+    CHECK(paths(resolve(in, env)) ==
+          std::vector<std::string>{"/work/repo", "/tmp", "/dev/shm", "/var/tmp/user", "/dev/null"});
+    in.exclude_slash_tmp = true;
+    CHECK(paths(resolve(in, env)) == std::vector<std::string>{"/work/repo", "/var/tmp/user", "/dev/null"});
+    in.exclude_tmpdir_env_var = true;
+    CHECK(paths(resolve(in, env)) == std::vector<std::string>{"/work/repo", "/dev/null"});
+
+    SECTION("a $TMPDIR that is /tmp is listed once; a missing one is skipped") {
+        PolicyInput plain = input(Mode::WorkspaceWrite);
+        CHECK(paths(resolve(plain, fs.env("/work/repo", "/tmp/"))) ==
+              std::vector<std::string>{"/work/repo", "/tmp", "/dev/shm", "/dev/null"});
+        CHECK(paths(resolve(plain, fs.env("/work/repo", "/nonexistent"))) ==
+              std::vector<std::string>{"/work/repo", "/tmp", "/dev/shm", "/dev/null"});
+    }
+}
+
+TEST_CASE("bad paths and names are errors naming the flag") {
+    FakeFs fs = machine();
+    PolicyInput in = input(Mode::WorkspaceWrite);
+    in.writable_roots = {{"missing-dir", "--writable-root"}};
+    CHECK_THROWS_WITH(resolve(in, fs.env("/work/repo")),
+                      "--writable-root: missing-dir: no such directory (relative to /work/repo)");
+    in.writable_roots = {{"/dev/null", "--writable-root"}};
+    CHECK_THROWS_WITH(resolve(in, fs.env("/work/repo")), "--writable-root: /dev/null: not a directory");
+
+    PolicyInput names = input(Mode::WorkspaceWrite);
+    names.protect = {"a/b"};
+    CHECK_THROWS_WITH(resolve(names, fs.env("/work/repo")), Catch::StartsWith("--protect: 'a/b' is not a file name"));
+    names.protect = {};
+    names.unprotect = {".nothing"};
+    CHECK_THROWS_WITH(resolve(names, fs.env("/work/repo")), Catch::StartsWith("--unprotect: '.nothing'"));
+}
+
+TEST_CASE("--protect adds a name, --unprotect removes one") {
+    FakeFs fs = machine();
+    PolicyInput in = input(Mode::WorkspaceWrite);
+    in.protect = {".env"};
+    in.unprotect = {".agents"};
+    CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
+    CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".env"});
+    CHECK(protected_of(p, "/work/repo") ==
+          std::vector<std::string>{"/work/repo/.codex", "/work/repo/.env", "/work/repo/.git", "/work/repo/.sbx"});
+}
+
+TEST_CASE("merge: later sources override, lists accumulate") {
+    PolicyInput file;
+    file.mode = Mode::ReadOnly;
+    file.mode_source = "f.json: key 'mode'";
+    file.writable_roots = {{"/a", "f.json"}};
+    file.limits.memory = 100;
+    PolicyInput flags;
+    flags.mode = Mode::WorkspaceWrite;
+    flags.writable_roots = {{"/b", "--writable-root"}};
+    flags.limits.cpu_seconds = 5;
+    file.merge(flags);
+    CHECK(file.mode == Mode::WorkspaceWrite);
+    CHECK(file.mode_source == "--policy");
+    CHECK(file.writable_roots.size() == 2);
+    CHECK(file.limits.memory == 100u);
+    CHECK(file.limits.cpu_seconds == 5u);
+}
+
+TEST_CASE("canonical JSON: print -> parse -> print is the identity") {
+    FakeFs fs = machine();
+    fs.dir("/work/repo/.git");
+    Environment env = fs.env("/work/repo", "/var/tmp/user");
+    PolicyInput in = input(Mode::WorkspaceWrite, Network::Limited);
+    in.writable_roots = {{"/opt", "-w"}};
+    in.protect = {".env"};
+    in.limits.memory = 1 << 30;
+    in.limits.open_files = 64;
+    CanonicalPolicy p = resolve(in, env);
+    std::string text = to_json_text(p);
+    CanonicalPolicy back = parse_policy_text(text, "policy.json", env);
+    CHECK(back == p);
+    CHECK(to_json_text(back) == text);
+
+    SECTION("every mode round-trips") {
+        for (Mode m : {Mode::ReadOnly, Mode::WorkspaceWrite, Mode::DangerFullAccess, Mode::ExternalSandbox}) {
+            CanonicalPolicy q = resolve(input(m), env);
+            CHECK(to_json_text(parse_policy_text(to_json_text(q), "p", env)) == to_json_text(q));
+        }
+    }
+    SECTION("a derived key that disagrees is an error naming it") {
+        json doc = json::parse(text);
+        doc["writable"] = json::array();
+        CHECK_THROWS_WITH(parse_policy_text(doc.dump(), "policy.json", env),
+                          Catch::StartsWith("policy.json: key 'writable' does not match"));
+    }
+}
+
+TEST_CASE("policy documents: bad input names the source and key") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+    auto err = [&](const std::string& text) {
+        try {
+            parse_policy_text(text, "p.json", env);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(err(R"({"mode":5})") == "p.json: key 'mode': expected a string, got a number");
+    CHECK(err(R"({"mode":"sideways"})") ==
+          "p.json: key 'mode': 'sideways' is not one of: read-only, workspace-write, danger-full-access, "
+          "external-sandbox");
+    CHECK(err(R"({"color":"red"})").starts_with("p.json: unknown key 'color' (known keys: mode, network,"));
+    CHECK(err(R"({"mode":"read-only",})").starts_with("p.json: invalid JSON: parse error"));
+    CHECK(err("1e999999") == "p.json: invalid JSON: number overflow parsing '1e999999'");  // found by fuzzing
+    CHECK(err(R"([1])") == "p.json: expected a JSON object, got a list");
+    CHECK(err(R"({"writable_roots":["rel"]})") == "p.json: key 'writable_roots': 'rel' is not an absolute path");
+    CHECK(err(R"({"writable_roots":[1]})") ==
+          "p.json: key 'writable_roots': expected a list of strings, found a number");
+    CHECK(err(R"({"limits":{"memory":-1}})") ==
+          "p.json: key 'limits': key 'memory': expected a whole number >= 0 or null, got a number");
+    CHECK(err(R"({"limits":{"disk":1}})").starts_with("p.json: key 'limits': unknown key 'disk'"));
+    CHECK(err(R"({"exclude_slash_tmp":"yes"})") ==
+          "p.json: key 'exclude_slash_tmp': expected true or false, got a string");
+    CHECK(err(R"({"mode":"danger-full-access","network":"restricted"})")
+              .starts_with("p.json: key 'network': danger-full-access has no sandbox"));
+    CHECK(err(R"({"writable_roots":["/nope"],"mode":"workspace-write"})") ==
+          "p.json: key 'writable_roots': /nope: no such directory");
+}
+
+TEST_CASE("Codex SandboxPolicy JSON") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+    auto parse = [&](const std::string& t) { return parse_policy_text(t, "--sandbox-policy", env); };
+
+    CanonicalPolicy ro = parse(R"({"type":"read-only"})");
+    CHECK(ro.mode == Mode::ReadOnly);
+    CHECK(ro.network == Network::Restricted);
+
+    CanonicalPolicy ww = parse(
+        R"({"type":"workspace-write","writable_roots":["/opt"],"network_access":false,)"
+        R"("exclude_tmpdir_env_var":false,"exclude_slash_tmp":true})");
+    CHECK(ww.mode == Mode::WorkspaceWrite);
+    CHECK(ww.network == Network::Restricted);
+    CHECK(paths(ww) == std::vector<std::string>{"/work/repo", "/opt", "/dev/null"});
+    CHECK(parse(R"({"type":"workspace-write","network_access":true})").network == Network::Full);
+
+    CHECK(parse(R"({"type":"danger-full-access"})").mode == Mode::DangerFullAccess);
+    CanonicalPolicy ext = parse(R"({"type":"external-sandbox","network_access":"restricted"})");
+    CHECK(ext.mode == Mode::ExternalSandbox);
+    CHECK(ext.network == Network::Restricted);
+    CHECK(parse(R"({"type":"external-sandbox","network_access":"enabled"})").network == Network::Full);
+
+    CHECK_THROWS_WITH(parse(R"({"type":"read-only","writable_roots":[]})"),
+                      Catch::StartsWith("--sandbox-policy: unknown key 'writable_roots'"));
+    CHECK_THROWS_WITH(parse(R"({"type":"jail"})"), Catch::StartsWith("--sandbox-policy: key 'type': 'jail'"));
+    CHECK_THROWS_WITH(parse(R"({"type":"workspace-write","network_access":"yes"})"),
+                      "--sandbox-policy: key 'network_access': expected true or false, got a string");
+}
+
+TEST_CASE("sbx check answers from the canonical policy") {
+    FakeFs fs = machine();
+    fs.dir("/work/repo/.git/hooks").dir("/work/repo/src");
+    fs.link("/work/repo/out", "/etc").dir("/etc").file("/etc/passwd");
+    fs.link("/work/repo/dangling", "/nonexistent/dir").link("/work/repo/up", "../repo/src");
+    Environment env = fs.env("/work/repo");
+    CanonicalPolicy ww = resolve(input(Mode::WorkspaceWrite), env);
+
+    Verdict v = check_access(ww, Access::Write, "src/new.c", env);
+    CHECK(v.allowed);
+    CHECK(v.subject == "/work/repo/src/new.c");
+    CHECK(v.rule == "writable root: /work/repo");
+
+    v = check_access(ww, Access::Write, ".git/hooks/pre-commit", env);
+    CHECK_FALSE(v.allowed);
+    CHECK(v.rule.starts_with("protected: /work/repo/.git"));
+    CHECK_FALSE(check_access(ww, Access::Write, ".sbx/x", env).allowed);  // does not exist yet
+    CHECK_FALSE(check_access(ww, Access::Write, "/etc/passwd", env).allowed);
+    v = check_access(ww, Access::Write, "out/passwd", env);  // a symlink out of the workspace
+    CHECK_FALSE(v.allowed);
+    CHECK(v.subject == "/etc/passwd");
+    v = check_access(ww, Access::Write, "dangling/x", env);  // followed although it points nowhere
+    CHECK_FALSE(v.allowed);
+    CHECK(v.subject == "/nonexistent/dir/x");
+    v = check_access(ww, Access::Write, "up/../new", env);  // ".." after a symlink is the target's parent
+    CHECK(v.subject == "/work/repo/new");
+    CHECK(check_access(ww, Access::Write, "/tmp/x", env).allowed);
+    CHECK(check_access(ww, Access::Read, "/etc/passwd", env).allowed);
+
+    CanonicalPolicy ro = resolve(input(Mode::ReadOnly), env);
+    CHECK_FALSE(check_access(ro, Access::Write, "src/x", env).allowed);
+    CHECK(check_access(ro, Access::Write, "/dev/null", env).allowed);
+    CHECK(check_access(ro, Access::Exec, "/bin/sh", env).allowed);
+
+    CHECK_FALSE(check_access(ro, Access::Connect, "127.0.0.1:80", env).allowed);
+    CanonicalPolicy lim = resolve(input(Mode::ReadOnly, Network::Limited), env);
+    CHECK(check_access(lim, Access::Connect, "localhost:8080", env).allowed);
+    CHECK(check_access(lim, Access::Connect, "[::1]:8080", env).allowed);
+    CHECK_FALSE(check_access(lim, Access::Connect, "10.0.0.1:80", env).allowed);
+    CanonicalPolicy full = resolve(input(Mode::ReadOnly, Network::Full), env);
+    CHECK(check_access(full, Access::Connect, "example.org:443", env).allowed);
+    CHECK_THROWS_WITH(check_access(full, Access::Connect, "example.org", env),
+                      "--connect: 'example.org' is not HOST:PORT");
+    CHECK_THROWS_AS(check_access(full, Access::Connect, "h:99999", env), Error);
+}

@@ -1,0 +1,125 @@
+// The JSON result, events and text notes.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+
+using namespace sbx;
+
+namespace {
+
+RunReport sample() {
+    RunReport r;
+    r.command = {"touch", "/etc/x"};
+    r.cwd = "/work";
+    r.sandbox = "linux";
+    r.policy.mode = Mode::ReadOnly;
+    r.policy.workspace = "/work";
+    r.result.exit_code = 1;
+    r.result.duration_ms = 12;
+    r.result.err.shown = "touch: cannot touch '/etc/x': Read-only file system\n";
+    r.result.err.bytes = r.result.err.shown.size();
+    r.result.err.shown_bytes = r.result.err.shown.size();
+    r.result.err.shown_lines = 1;
+    r.denial.sandbox_denied = true;
+    r.denial.reason = "read-only file system";
+    r.denial.path = "/etc/x";
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("invalid UTF-8 is replaced, valid text kept") {
+    CHECK(sanitize_utf8("h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80") == "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80");
+    CHECK(sanitize_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+    CHECK(sanitize_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");           // overlong
+    CHECK(sanitize_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+    CHECK(sanitize_utf8("\xE2\x82") == "\xEF\xBF\xBD");                       // truncated: one maximal subpart
+    CHECK(sanitize_utf8(std::string("\0x", 2)) == std::string("\0x", 2));
+}
+
+TEST_CASE("chunked UTF-8 keeps characters split across chunks") {
+    Utf8Chunker c;
+    CHECK(c.push("a\xE2") == "a");
+    CHECK(c.push("\x82") == "");
+    CHECK(c.push("\xAC!") == "\xE2\x82\xAC!");
+    CHECK(c.push("\xF0\x9F") == "");
+    CHECK(c.finish() == "\xEF\xBF\xBD");
+    CHECK(c.push("\xFF") == "\xEF\xBF\xBD");
+}
+
+TEST_CASE("the JSON result has every field of section 4") {
+    RunReport r = sample();
+    r.result.out.shown = "bad \xFF byte";
+    r.result.out.bytes = 5000;
+    r.result.out.truncated = true;
+    const auto j = result_json(r);
+    for (const char* key : {"command", "cwd", "sandbox", "policy", "exit_code", "signal", "timed_out", "duration_ms",
+                            "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
+                            "stderr_bytes", "sandbox_denied", "denials", "escalated", "approval"})
+        CHECK(j.contains(key));
+    CHECK(j.size() == 18);
+    CHECK(j["command"] == nlohmann::json{"touch", "/etc/x"});
+    CHECK(j["signal"].is_null());
+    CHECK(j["approval"].is_null());
+    CHECK(j["stdout"] == "bad \xEF\xBF\xBD byte");
+    CHECK(j["stdout_bytes"] == 5000);
+    CHECK(j["stdout_truncated"] == true);
+    CHECK(j["denials"] == nlohmann::json::array());
+    CHECK(j["policy"] == to_json(r.policy));
+    r.result.signal = 9;
+    CHECK(result_json(r)["signal"] == 9);
+}
+
+TEST_CASE("events: begin, output, end; one line each") {
+    RunReport r = sample();
+    const auto b = begin_event(r.command, r.cwd, r.sandbox, r.policy);
+    CHECK(b["type"] == "begin");
+    CHECK(b["sandbox"] == "linux");
+    const auto o = json_line(output_event(Stream::Stderr, "x\ny"));
+    CHECK(o == "{\"data\":\"x\\ny\",\"stream\":\"stderr\",\"type\":\"output\"}\n");
+    const auto e = end_event(r);
+    CHECK(e["type"] == "end");
+    CHECK(e["result"] == result_json(r));
+}
+
+TEST_CASE("the truncation note") {
+    StreamResult s;
+    s.bytes = 1058816;
+    s.shown_bytes = 10240;
+    s.shown_lines = 256;
+    s.truncated = true;
+    CHECK(truncation_note(Stream::Stdout, s) ==
+          "sbx: stdout truncated: showed 256 lines (10240 bytes), omitted 1048576 bytes\n");
+    s.truncated = false;
+    CHECK_FALSE(truncation_note(Stream::Stderr, s));
+}
+
+TEST_CASE("the denial note names what was denied and the flag that allows it") {
+    RunReport r = sample();
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc "
+                            "add -w /etc or use -p workspace-write\n");
+    r.policy.mode = Mode::WorkspaceWrite;
+    r.policy.writable = {WritableRoot{"/work", {"/work/.git"}}};
+    r.denial.path = "/work/.git/hooks/x";
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/.git/hooks/x is "
+                            "protected; --unprotect .git allows writes to it\n");
+    r.denial.denials = {Denial{"fs.write_file", "/srv/data/f", "", ""}};
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (fs.write_file on /srv/data/f); to allow writes "
+                            "to /srv/data add -w /srv/data\n");
+    r.denial.denials = {Denial{"net.connect_tcp", "", "10.0.0.1:443", ""}};
+    CHECK(denial_note(r)->find("-n full") != std::string::npos);
+    r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)"}};
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (scope.signal to pid 1 (init)); signals to "
+                            "processes outside the sandbox are blocked; -p danger-full-access runs without one\n");
+    r.denial.denials = {Denial{"scope.abstract_unix_socket", "", "", ""}};
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (scope.abstract_unix_socket); -p "
+                            "danger-full-access runs the command without a sandbox\n");
+    r.denial = {};
+    r.denial.sandbox_denied = true;
+    r.denial.reason = "SIGSYS";
+    CHECK(denial_note(r)->find("SIGSYS") != std::string::npos);
+    r.denial.sandbox_denied = false;
+    CHECK_FALSE(denial_note(r));
+}

@@ -1,0 +1,844 @@
+// The macOS Seatbelt profile, tested on any OS.
+//
+// sandbox-exec itself only exists on macOS and is not run here.  Instead each
+// generated profile goes through a checker written for these tests: a reader
+// for the SBPL syntax (TinyScheme strings, #"regex" literals, comments) that
+// requires balanced parentheses, closed strings, known operations and filters,
+// and a -D parameter for every (param "X"); and a small evaluator of the
+// allow/deny rules (deny default, last matching rule wins) that answers
+// whether an operation on a path or address would be allowed, so the
+// carve-outs and network levels are checked by their effect on the rules.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fake_fs.h"
+#include "platform/seatbelt.h"
+
+using namespace sbx;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Reader
+
+struct Sexp {
+    enum class Kind { List, Symbol, String, Regex };
+    Kind kind = Kind::List;
+    std::string text;         // symbol name, decoded string, regex source
+    std::vector<Sexp> items;  // for lists
+    int line = 0;
+
+    bool is_list(std::string_view head) const {
+        return kind == Kind::List && !items.empty() && items[0].kind == Kind::Symbol &&
+               items[0].text == head;
+    }
+};
+
+struct SbplError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class Reader {
+public:
+    explicit Reader(std::string_view text) : text_(text) {}
+
+    std::vector<Sexp> read_all() {
+        std::vector<Sexp> forms;
+        while (true) {
+            skip_blank();
+            if (pos_ >= text_.size()) return forms;
+            if (text_[pos_] == ')') fail("unbalanced ')'");
+            forms.push_back(read());
+        }
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& why) const {
+        throw SbplError("line " + std::to_string(line_) + ": " + why);
+    }
+
+    void skip_blank() {
+        while (pos_ < text_.size()) {
+            const char c = text_[pos_];
+            if (c == '\n') {
+                ++line_;
+                ++pos_;
+            } else if (c == ' ' || c == '\t' || c == '\r') {
+                ++pos_;
+            } else if (c == ';') {
+                while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+            } else {
+                return;
+            }
+        }
+    }
+
+    static int hex_value(char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    }
+
+    // A "..." string as TinyScheme reads it: \xHH (exactly two hex digits),
+    // \n \t \r, and a backslash before any other character stands for that
+    // character.  A raw newline is refused: our profiles never have one, so
+    // it can only mean a string that was not closed where it should be.
+    Sexp read_string() {
+        Sexp s{Sexp::Kind::String, {}, {}, line_};
+        ++pos_;  // opening quote
+        while (true) {
+            if (pos_ >= text_.size()) fail("string not closed");
+            const char c = text_[pos_++];
+            if (c == '"') return s;
+            if (c == '\n') fail("newline inside a string (string not closed?)");
+            if (c != '\\') {
+                s.text += c;
+                continue;
+            }
+            if (pos_ >= text_.size()) fail("string not closed");
+            const char e = text_[pos_++];
+            if (e == 'x' || e == 'X') {
+                if (pos_ + 2 > text_.size()) fail("string not closed");
+                const int hi = hex_value(text_[pos_]), lo = hex_value(text_[pos_ + 1]);
+                if (hi < 0 || lo < 0) fail("bad \\x escape");
+                s.text += static_cast<char>(hi * 16 + lo);
+                pos_ += 2;
+            } else if (e == 'n') {
+                s.text += '\n';
+            } else if (e == 't') {
+                s.text += '\t';
+            } else if (e == 'r') {
+                s.text += '\r';
+            } else {
+                s.text += e;
+            }
+        }
+    }
+
+    // #"..." regex literal: backslashes are kept for the regex engine.
+    Sexp read_regex() {
+        Sexp s{Sexp::Kind::Regex, {}, {}, line_};
+        pos_ += 2;
+        while (true) {
+            if (pos_ >= text_.size()) fail("regex not closed");
+            const char c = text_[pos_++];
+            if (c == '"') return s;
+            if (c == '\n') fail("newline inside a regex (not closed?)");
+            s.text += c;
+            if (c == '\\') {
+                if (pos_ >= text_.size()) fail("regex not closed");
+                s.text += text_[pos_++];
+            }
+        }
+    }
+
+    Sexp read() {
+        skip_blank();
+        if (pos_ >= text_.size()) fail("unexpected end: unbalanced '('");
+        const char c = text_[pos_];
+        if (c == '(') {
+            Sexp list{Sexp::Kind::List, {}, {}, line_};
+            ++pos_;
+            while (true) {
+                skip_blank();
+                if (pos_ >= text_.size()) fail("unbalanced '(' opened on line " + std::to_string(list.line));
+                if (text_[pos_] == ')') {
+                    ++pos_;
+                    return list;
+                }
+                list.items.push_back(read());
+            }
+        }
+        if (c == '"') return read_string();
+        if (c == '#' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '"') return read_regex();
+        Sexp sym{Sexp::Kind::Symbol, {}, {}, line_};
+        while (pos_ < text_.size()) {
+            const char d = text_[pos_];
+            if (d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '(' || d == ')' || d == ';' || d == '"')
+                break;
+            sym.text += d;
+            ++pos_;
+        }
+        if (sym.text.empty()) fail(std::string("unexpected character '") + c + "'");
+        return sym;
+    }
+
+    std::string_view text_;
+    std::size_t pos_ = 0;
+    int line_ = 1;
+};
+
+std::string decode_string_literal(const std::string& literal) {
+    std::vector<Sexp> forms = Reader(literal).read_all();
+    if (forms.size() != 1 || forms[0].kind != Sexp::Kind::String) throw SbplError("not one string literal");
+    return forms[0].text;
+}
+
+// ---------------------------------------------------------------------------
+// Well-formedness
+
+// Seatbelt operation names (macOS 10.15 to 15), the ones sbx may use and their
+// neighbours.  A name outside this list is a typo that would make sandbox-exec
+// refuse the whole profile.
+const std::set<std::string>& known_operations() {
+    static const std::set<std::string> ops{
+        "default", "file*", "file-chroot", "file-clone", "file-ioctl", "file-issue-extension",
+        "file-link", "file-map-executable", "file-mknod", "file-mount", "file-read*",
+        "file-read-data", "file-read-metadata", "file-read-xattr", "file-revoke", "file-search",
+        "file-test-existence", "file-unmount", "file-write*", "file-write-acl", "file-write-create",
+        "file-write-data", "file-write-flags", "file-write-mode", "file-write-owner",
+        "file-write-setugid", "file-write-times", "file-write-unlink", "file-write-xattr",
+        "iokit*", "iokit-get-properties", "iokit-open", "iokit-set-properties", "ipc*",
+        "ipc-posix*", "ipc-posix-sem", "ipc-posix-shm", "ipc-posix-shm*", "ipc-posix-shm-read*",
+        "ipc-posix-shm-read-data", "ipc-posix-shm-read-metadata", "ipc-posix-shm-write*",
+        "ipc-posix-shm-write-create", "ipc-posix-shm-write-data", "ipc-posix-shm-write-unlink",
+        "ipc-sysv*", "ipc-sysv-msg", "ipc-sysv-sem", "ipc-sysv-shm", "mach*", "mach-bootstrap",
+        "mach-host*", "mach-host-exception-port-set", "mach-host-special-port-set",
+        "mach-lookup", "mach-per-user-lookup", "mach-priv*", "mach-priv-host-port",
+        "mach-priv-task-port", "mach-register", "mach-task-name", "network*", "network-bind",
+        "network-inbound", "network-outbound", "process*", "process-exec", "process-exec*",
+        "process-exec-interpreter", "process-fork", "process-info*", "process-info-codesignature",
+        "process-info-dirtycontrol", "process-info-listpids", "process-info-pidinfo",
+        "process-info-pidfdinfo", "process-info-pidfileportinfo", "process-info-rusage",
+        "process-info-setcontrol", "pseudo-tty", "signal", "sysctl*", "sysctl-read", "sysctl-write",
+        "system*", "system-fsctl", "system-info", "system-socket", "user-preference*",
+        "user-preference-read", "user-preference-write"};
+    return ops;
+}
+
+struct CheckedProfile {
+    std::vector<Sexp> rules;        // the allow and deny forms, in order
+    std::set<std::string> params;  // every (param "X") used
+};
+
+void check_string_arg(const Sexp& f, std::size_t n_args = 1) {
+    if (f.items.size() != n_args + 1) throw SbplError("line " + std::to_string(f.line) + ": (" + f.items[0].text + ") takes " + std::to_string(n_args) + " argument(s)");
+}
+
+void check_filter(const Sexp& f, std::set<std::string>& params);
+
+void check_path_arg(const Sexp& f, std::set<std::string>& params) {
+    check_string_arg(f);
+    const Sexp& a = f.items[1];
+    if (a.kind == Sexp::Kind::String) return;
+    if (a.is_list("param") && a.items.size() == 2 && a.items[1].kind == Sexp::Kind::String) {
+        params.insert(a.items[1].text);
+        return;
+    }
+    throw SbplError("line " + std::to_string(f.line) + ": (" + f.items[0].text + ") wants a string or (param \"NAME\")");
+}
+
+void check_filter(const Sexp& f, std::set<std::string>& params) {
+    const std::string where = "line " + std::to_string(f.line) + ": ";
+    if (f.kind != Sexp::Kind::List || f.items.empty() || f.items[0].kind != Sexp::Kind::Symbol)
+        throw SbplError(where + "a filter must be a list that starts with a name");
+    const std::string& head = f.items[0].text;
+    auto all_strings = [&] {
+        check_string_arg(f);
+        if (f.items[1].kind != Sexp::Kind::String) throw SbplError(where + "(" + head + ") wants a string");
+    };
+    if (head == "literal" || head == "subpath" || head == "prefix" || head == "path") {
+        check_path_arg(f, params);
+    } else if (head == "regex") {
+        check_string_arg(f);
+        if (f.items[1].kind != Sexp::Kind::Regex) throw SbplError(where + "(regex) wants a #\"...\" literal");
+        (void)std::regex(f.items[1].text);  // throws on a malformed regex
+    } else if (head == "require-all" || head == "require-any") {
+        if (f.items.size() < 2) throw SbplError(where + "(" + head + ") is empty");
+        for (std::size_t i = 1; i < f.items.size(); ++i) check_filter(f.items[i], params);
+    } else if (head == "require-not") {
+        if (f.items.size() != 2) throw SbplError(where + "(require-not) takes one filter");
+        check_filter(f.items[1], params);
+    } else if (head == "global-name" || head == "local-name" || head == "sysctl-name" ||
+               head == "sysctl-name-prefix" || head == "iokit-registry-entry-class" ||
+               head == "ipc-posix-name" || head == "ipc-posix-name-prefix" || head == "extension") {
+        all_strings();
+    } else if (head == "target") {
+        check_string_arg(f);
+        static const std::set<std::string> targets{"self", "same-sandbox", "children"};
+        if (f.items[1].kind != Sexp::Kind::Symbol || !targets.contains(f.items[1].text))
+            throw SbplError(where + "(target) wants self, same-sandbox or children");
+    } else if (head == "vnode-type") {
+        check_string_arg(f);
+        static const std::set<std::string> types{"REGULAR-FILE", "DIRECTORY", "SYMLINK", "CHARACTER-DEVICE",
+                                                 "BLOCK-DEVICE", "SOCKET", "FIFO"};
+        if (f.items[1].kind != Sexp::Kind::Symbol || !types.contains(f.items[1].text))
+            throw SbplError(where + "(vnode-type) wants a vnode type");
+    } else if (head == "local" || head == "remote") {
+        check_string_arg(f, 2);
+        static const std::set<std::string> protos{"ip", "tcp", "udp"};
+        if (f.items[1].kind != Sexp::Kind::Symbol || !protos.contains(f.items[1].text))
+            throw SbplError(where + "(" + head + ") wants ip, tcp or udp");
+        // Seatbelt accepts only "*" or "localhost" as the host, and "*" or a number as the port.
+        static const std::regex address(R"(^(\*|localhost):(\*|[0-9]+)$)");
+        if (f.items[2].kind != Sexp::Kind::String || !std::regex_match(f.items[2].text, address))
+            throw SbplError(where + "(" + head + ") wants \"localhost:*\"-style address");
+    } else {
+        throw SbplError(where + "unknown filter (" + head + ")");
+    }
+}
+
+// Parses and checks a profile; `defined` are the -D parameters it will get.
+CheckedProfile check_profile(const std::string& profile, const std::vector<std::string>& defined_params) {
+    CheckedProfile out;
+    std::vector<Sexp> forms = Reader(profile).read_all();
+    if (forms.empty() || !forms[0].is_list("version") || forms[0].items.size() != 2 ||
+        forms[0].items[1].text != "1")
+        throw SbplError("the profile must start with (version 1)");
+    bool deny_default = false;
+    for (std::size_t i = 1; i < forms.size(); ++i) {
+        const Sexp& form = forms[i];
+        const std::string where = "line " + std::to_string(form.line) + ": ";
+        if (!form.is_list("allow") && !form.is_list("deny"))
+            throw SbplError(where + "only (allow ...) and (deny ...) follow (version 1)");
+        std::size_t k = 1;
+        for (; k < form.items.size() && form.items[k].kind == Sexp::Kind::Symbol; ++k)
+            if (!known_operations().contains(form.items[k].text))
+                throw SbplError(where + "unknown operation " + form.items[k].text);
+        if (k == 1) throw SbplError(where + "a rule names at least one operation");
+        for (; k < form.items.size(); ++k) check_filter(form.items[k], out.params);
+        if (form.is_list("deny") && form.items.size() == 2 && form.items[1].text == "default") {
+            if (i != 1) throw SbplError(where + "(deny default) must be the first rule");
+            deny_default = true;
+        }
+        out.rules.push_back(form);
+    }
+    if (!deny_default) throw SbplError("the profile must be closed by default: (deny default)");
+
+    std::set<std::string> defined;
+    for (const std::string& p : defined_params) {
+        const auto eq = p.find('=');
+        if (!p.starts_with("-D") || eq == std::string::npos || eq == 2)
+            throw SbplError("malformed parameter " + p);
+        if (!defined.insert(p.substr(2, eq - 2)).second) throw SbplError("parameter defined twice: " + p);
+    }
+    for (const std::string& used : out.params)
+        if (!defined.contains(used)) throw SbplError("(param \"" + used + "\") has no -D parameter");
+    for (const std::string& name : defined)
+        if (!out.params.contains(name)) throw SbplError("-D" + name + " is never used");
+    return out;
+}
+
+// ---------------------------------------------------------------------------
+// Evaluator: a model of Seatbelt's rule matching for the filters sbx uses.
+
+struct Query {
+    std::string op;
+    std::optional<std::string> path;  // files, and pathname sockets for network ops
+    std::string vnode = "REGULAR-FILE";
+    std::optional<std::string> remote_ip, local_ip;  // "127.0.0.1", "::1", "10.0.0.1"
+    std::optional<std::string> name;                 // sysctl, mach service
+};
+
+Query op_only(std::string op) {
+    Query q;
+    q.op = std::move(op);
+    return q;
+}
+Query on_file(std::string op, std::string path, std::string vnode = "REGULAR-FILE") {
+    Query q = op_only(std::move(op));
+    q.path = std::move(path);
+    q.vnode = std::move(vnode);
+    return q;
+}
+Query to_remote(std::string op, std::string ip) {
+    Query q = op_only(std::move(op));
+    q.remote_ip = std::move(ip);
+    return q;
+}
+Query on_local(std::string op, std::string ip) {
+    Query q = op_only(std::move(op));
+    q.local_ip = std::move(ip);
+    return q;
+}
+Query named(std::string op, std::string name) {
+    Query q = op_only(std::move(op));
+    q.name = std::move(name);
+    return q;
+}
+
+bool path_within(const std::string& path, const std::string& root) {
+    if (root == "/") return true;
+    return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
+}
+
+class Evaluator {
+public:
+    Evaluator(const std::string& profile, const std::vector<std::string>& params)
+        : rules_(check_profile(profile, params).rules) {
+        for (const std::string& p : params) {
+            const auto eq = p.find('=');
+            values_[p.substr(2, eq - 2)] = p.substr(eq + 1);
+        }
+    }
+
+    bool allowed(const Query& q) const {
+        bool allow = false;  // (deny default); the last matching rule decides
+        for (const Sexp& rule : rules_) {
+            bool op_matches = false;
+            std::size_t k = 1;
+            for (; k < rule.items.size() && rule.items[k].kind == Sexp::Kind::Symbol; ++k)
+                op_matches = op_matches || operation_matches(rule.items[k].text, q.op);
+            if (!op_matches) continue;
+            bool any_filter = k == rule.items.size();  // no filter: matches every query
+            for (; k < rule.items.size(); ++k) any_filter = any_filter || filter_matches(rule.items[k], q);
+            if (any_filter) allow = rule.items[0].text == "allow";
+        }
+        return allow;
+    }
+
+    bool write(const std::string& path) const { return allowed(on_file("file-write-create", path)); }
+
+private:
+    static bool operation_matches(const std::string& rule_op, const std::string& op) {
+        if (rule_op == "default" || rule_op == op) return true;
+        return rule_op.ends_with('*') && op.starts_with(rule_op.substr(0, rule_op.size() - 1));
+    }
+
+    std::string value(const Sexp& arg) const {
+        if (arg.kind == Sexp::Kind::String) return arg.text;
+        return values_.at(arg.items[1].text);
+    }
+
+    static bool loopback(const std::string& ip) { return ip == "127.0.0.1" || ip == "::1"; }
+
+    bool filter_matches(const Sexp& f, const Query& q) const {
+        const std::string& head = f.items[0].text;
+        if (head == "require-all")
+            return std::all_of(f.items.begin() + 1, f.items.end(), [&](const Sexp& s) { return filter_matches(s, q); });
+        if (head == "require-any")
+            return std::any_of(f.items.begin() + 1, f.items.end(), [&](const Sexp& s) { return filter_matches(s, q); });
+        if (head == "require-not") return !filter_matches(f.items[1], q);
+        if (head == "subpath") return q.path && path_within(*q.path, value(f.items[1]));
+        if (head == "literal" || head == "path") return q.path && *q.path == value(f.items[1]);
+        if (head == "prefix") return q.path && q.path->starts_with(value(f.items[1]));
+        if (head == "regex") return q.path && std::regex_search(*q.path, std::regex(f.items[1].text));
+        if (head == "vnode-type") return q.path && q.vnode == f.items[1].text;
+        if (head == "remote" || head == "local") {
+            const auto& ip = head == "remote" ? q.remote_ip : q.local_ip;
+            if (!ip) return false;
+            const std::string host = f.items[2].text.substr(0, f.items[2].text.find(':'));
+            return host == "*" || loopback(*ip);
+        }
+        if (head == "global-name" || head == "local-name" || head == "sysctl-name" ||
+            head == "iokit-registry-entry-class")
+            return q.name && *q.name == f.items[1].text;
+        if (head == "sysctl-name-prefix") return q.name && q.name->starts_with(f.items[1].text);
+        return false;  // target, ipc names, extensions: not modelled, never matched
+    }
+
+    std::vector<Sexp> rules_;
+    std::map<std::string, std::string> values_;
+};
+
+// ---------------------------------------------------------------------------
+// Policies
+
+const std::vector<std::string> kNames{".git", ".sbx", ".codex", ".agents"};
+
+WritableRoot root_with_protected(const std::string& path) {
+    WritableRoot r{path, {}};
+    for (const std::string& n : kNames) r.protected_paths.push_back(path + "/" + n);
+    return r;
+}
+
+// A policy as resolve() gives it on a Mac: fixed paths, so the profile and
+// parameters are the same on every machine.
+CanonicalPolicy mac_policy(Mode mode, Network network) {
+    CanonicalPolicy p;
+    p.mode = mode;
+    p.network = network;
+    p.workspace = "/Users/dev/project";
+    p.protected_names = kNames;
+    p.readable = {"/"};
+    if (mode == Mode::ReadOnly) {
+        p.writable = {{"/dev/null", {}}};
+    } else if (mode == Mode::WorkspaceWrite) {
+        p.writable = {root_with_protected("/Users/dev/project"), root_with_protected("/private/tmp"),
+                      root_with_protected("/private/var/folders/zz/abc123/T"), {"/dev/null", {}}};
+    } else {
+        p.writable = {{"/", {}}};
+    }
+    return p;
+}
+
+std::string mode_slug(Mode m) { return std::string(to_string(m)); }
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<std::string> dash_d(const std::vector<std::pair<std::string, std::string>>& kv) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : kv) out.push_back("-D" + k + "=" + v);
+    return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+// After a deliberate change to the profile, regenerate the golden files with
+// SBX_UPDATE_GOLDEN=1 BUILD/tests/unit/test_seatbelt and review the diff line by line.
+TEST_CASE("seatbelt: golden profile for every mode and network level") {
+    const bool update = std::getenv("SBX_UPDATE_GOLDEN") != nullptr;
+    for (Mode mode : {Mode::ReadOnly, Mode::WorkspaceWrite, Mode::ExternalSandbox}) {
+        for (Network net : {Network::Restricted, Network::Limited, Network::Full}) {
+            const std::string name = "seatbelt-" + mode_slug(mode) + "-" + std::string(to_string(net)) + ".sbpl";
+            const std::string file = std::string(SBX_GOLDEN_DIR) + "/" + name;
+            CAPTURE(name);
+            const CanonicalPolicy policy = mac_policy(mode, net);
+            const std::string profile = seatbelt_profile(policy);
+            if (update) std::ofstream(file, std::ios::binary) << profile;
+            const std::string golden = read_text(file);
+            REQUIRE_FALSE(golden.empty());
+            CHECK(profile == golden);
+            // Every generated profile is well formed, and deterministic.
+            CHECK_NOTHROW(check_profile(profile, seatbelt_parameters(policy)));
+            CHECK(seatbelt_profile(mac_policy(mode, net)) == profile);
+            CHECK(seatbelt_parameters(mac_policy(mode, net)) == seatbelt_parameters(policy));
+        }
+    }
+}
+
+TEST_CASE("seatbelt: the profile is the embedded base file followed by the generated rules") {
+    const std::string base = read_text(std::string(SBX_SOURCE_ROOT) + "/macos/base.sbpl");
+    REQUIRE_FALSE(base.empty());
+    for (Network net : {Network::Restricted, Network::Limited, Network::Full}) {
+        const std::string profile = seatbelt_profile(mac_policy(Mode::WorkspaceWrite, net));
+        CHECK(profile.starts_with(base));
+        const std::string network_file =
+            read_text(std::string(SBX_SOURCE_ROOT) + "/macos/network_" + std::string(to_string(net)) + ".sbpl");
+        REQUIRE_FALSE(network_file.empty());
+        CHECK(profile.ends_with(network_file));
+    }
+    const std::string profile = seatbelt_profile(mac_policy(Mode::ReadOnly, Network::Restricted));
+    CHECK(profile.find("(deny default)") < profile.find("(allow process-exec)"));
+    CHECK(profile.find("(allow signal (target same-sandbox))") != std::string::npos);
+    CHECK(profile.find("(allow file-read* file-map-executable)") != std::string::npos);
+}
+
+TEST_CASE("seatbelt: parameters for several roots, protected paths and /private aliases") {
+    CanonicalPolicy p = mac_policy(Mode::WorkspaceWrite, Network::Restricted);
+    p.writable = {
+        {"/Users/dev/project", {"/Users/dev/project/.git", "/Users/dev/project/.sbx", "/Users/dev/main/.git/worktrees/x"}},
+        {"/Users/dev/cache", {"/Users/dev/cache/.git"}},
+        {"/tmp", {"/tmp/.git", "/tmp/.codex"}},
+        {"/private/var/folders/zz/T", {}},
+        {"/Users/dev/cache", {"/Users/dev/cache/.agents"}},  // a duplicate root: merged
+        {"/dev/null", {}},
+    };
+    const std::vector<std::string> expected = dash_d({
+        {"WRITABLE_ROOT_0", "/Users/dev/project"},
+        {"WRITABLE_ROOT_0_PROTECTED_0", "/Users/dev/project/.git"},
+        {"WRITABLE_ROOT_0_PROTECTED_1", "/Users/dev/project/.sbx"},
+        // the gitdir target lies in no writable root: already read-only, no parameter
+        {"WRITABLE_ROOT_1", "/Users/dev/cache"},
+        {"WRITABLE_ROOT_1_PROTECTED_0", "/Users/dev/cache/.git"},
+        {"WRITABLE_ROOT_1_PROTECTED_1", "/Users/dev/cache/.agents"},
+        {"WRITABLE_ROOT_2", "/tmp"},
+        {"WRITABLE_ROOT_2_PROTECTED_0", "/tmp/.git"},
+        {"WRITABLE_ROOT_2_PROTECTED_1", "/tmp/.codex"},
+        {"WRITABLE_ROOT_3", "/private/tmp"},
+        {"WRITABLE_ROOT_3_PROTECTED_0", "/private/tmp/.git"},
+        {"WRITABLE_ROOT_3_PROTECTED_1", "/private/tmp/.codex"},
+        {"WRITABLE_ROOT_4", "/private/var/folders/zz/T"},
+        {"WRITABLE_ROOT_5", "/var/folders/zz/T"},
+    });
+    CHECK(seatbelt_parameters(p) == expected);
+    CHECK_NOTHROW(check_profile(seatbelt_profile(p), expected));
+
+    SECTION("the whole argv: sandbox-exec by its absolute path, profile, parameters, --, command") {
+        const std::vector<std::string> argv = seatbelt_argv(p, {"make", "-j2", "--", "x y"}, "/usr/bin/sandbox-exec");
+        REQUIRE(argv.size() == 3 + expected.size() + 1 + 4);
+        CHECK(argv[0] == "/usr/bin/sandbox-exec");
+        CHECK(argv[1] == "-p");
+        CHECK(argv[2] == seatbelt_profile(p));
+        CHECK(std::vector<std::string>(argv.begin() + 3, argv.begin() + 3 + expected.size()) == expected);
+        CHECK(argv[3 + expected.size()] == "--");
+        CHECK(std::vector<std::string>(argv.end() - 4, argv.end()) ==
+              std::vector<std::string>{"make", "-j2", "--", "x y"});
+    }
+    SECTION("refusals") {
+        CHECK_THROWS_AS(seatbelt_argv(p, {"true"}, "sandbox-exec"), Error);
+        CHECK_THROWS_AS(seatbelt_argv(p, {}, "/usr/bin/sandbox-exec"), Error);
+        CHECK_THROWS_AS(seatbelt_profile(mac_policy(Mode::DangerFullAccess, Network::Full)), Error);
+        CHECK_THROWS_AS(seatbelt_parameters(mac_policy(Mode::DangerFullAccess, Network::Full)), Error);
+        CanonicalPolicy relative = p;
+        relative.writable[1].path = "cache";
+        CHECK_THROWS_AS(seatbelt_parameters(relative), Error);
+        CanonicalPolicy partial_read = p;
+        partial_read.readable = {"/usr"};
+        CHECK_THROWS_AS(seatbelt_profile(partial_read), Error);
+    }
+}
+
+TEST_CASE("seatbelt: carve-outs, by the effect of the rules") {
+    CanonicalPolicy p = mac_policy(Mode::WorkspaceWrite, Network::Restricted);
+    p.writable = {root_with_protected("/Users/dev/project"),
+                  {"/Users/dev", {"/Users/dev/.git"}},  // a root around the workspace
+                  root_with_protected("/tmp"),
+                  {"/dev/null", {}}};
+    const Evaluator e(seatbelt_profile(p), seatbelt_parameters(p));
+
+    CHECK(e.write("/Users/dev/project/src/main.c"));
+    CHECK(e.write("/Users/dev/notes.txt"));
+    // the root directory itself cannot be renamed or removed (mv project /tmp/p
+    // would carry .git away from the name the rule holds), its contents can
+    CHECK_FALSE(e.write("/Users/dev/project"));
+    CHECK_FALSE(e.allowed(on_file("file-write-unlink", "/Users/dev/project", "DIRECTORY")));
+    CHECK(e.allowed(on_file("file-write-unlink", "/Users/dev/project/src", "DIRECTORY")));
+    // protected names stay read-only, whether or not they exist yet
+    CHECK_FALSE(e.write("/Users/dev/project/.git"));
+    CHECK_FALSE(e.write("/Users/dev/project/.git/hooks/pre-commit"));
+    CHECK_FALSE(e.write("/Users/dev/project/.sbx"));
+    CHECK_FALSE(e.write("/Users/dev/project/.codex/config.toml"));
+    CHECK_FALSE(e.write("/Users/dev/project/.agents/x"));
+    CHECK(e.write("/Users/dev/project/.github/workflows/ci.yml"));
+    CHECK(e.write("/Users/dev/project/sub/.git/config"));  // only the top of each root is protected
+    // the enclosing root does not reopen what the inner root protects
+    CHECK_FALSE(e.write("/Users/dev/project/.git/config"));
+    CHECK_FALSE(e.write("/Users/dev/.git/HEAD"));
+    // /tmp as written in the policy and as macOS resolves it
+    CHECK(e.write("/tmp/build.o"));
+    CHECK(e.write("/private/tmp/build.o"));
+    CHECK_FALSE(e.write("/private/tmp/.git/x"));
+    CHECK_FALSE(e.write("/tmp/.sbx"));
+    // outside every root
+    CHECK_FALSE(e.write("/Users/other/x"));
+    CHECK_FALSE(e.write("/Users/devil/x"));
+    CHECK_FALSE(e.write("/etc/passwd"));
+    CHECK_FALSE(e.write("/private/var/tmp/x"));
+    CHECK_FALSE(e.allowed(on_file("file-write-unlink", "/usr/bin/true")));
+    // /dev/null: data writes on the device, nothing else
+    CHECK(e.allowed(on_file("file-write-data", "/dev/null", "CHARACTER-DEVICE")));
+    CHECK_FALSE(e.allowed(on_file("file-write-unlink", "/dev/null", "CHARACTER-DEVICE")));
+    CHECK_FALSE(e.allowed(on_file("file-write-data", "/dev/disk0", "BLOCK-DEVICE")));
+    // reads everywhere
+    CHECK(e.allowed(on_file("file-read-data", "/Users/dev/project/.git/config")));
+    CHECK(e.allowed(on_file("file-read-data", "/etc/passwd")));
+    CHECK(e.allowed(on_file("file-map-executable", "/opt/homebrew/lib/libz.dylib")));
+
+    SECTION("read-only: nothing but the devices") {
+        const CanonicalPolicy ro = mac_policy(Mode::ReadOnly, Network::Restricted);
+        const Evaluator r(seatbelt_profile(ro), seatbelt_parameters(ro));
+        CHECK(seatbelt_parameters(ro).empty());
+        CHECK_FALSE(r.write("/Users/dev/project/a"));
+        CHECK_FALSE(r.write("/tmp/a"));
+        CHECK_FALSE(r.write("/private/tmp/a"));
+        CHECK(r.allowed(on_file("file-write-data", "/dev/null", "CHARACTER-DEVICE")));
+        CHECK(r.allowed(on_file("file-read-data", "/Users/dev/project/a")));
+    }
+    SECTION("external-sandbox: the filesystem is left alone") {
+        const CanonicalPolicy ext = mac_policy(Mode::ExternalSandbox, Network::Restricted);
+        const Evaluator x(seatbelt_profile(ext), seatbelt_parameters(ext));
+        CHECK(seatbelt_parameters(ext).empty());
+        CHECK(x.write("/etc/hosts"));
+        CHECK(x.allowed(on_file("file-write-unlink", "/Users/dev/project/.git")));
+        CHECK_FALSE(x.allowed(to_remote("network-outbound", "1.1.1.1")));
+    }
+}
+
+TEST_CASE("seatbelt: network levels, by the effect of the rules") {
+    auto eval = [](Network n) {
+        const CanonicalPolicy p = mac_policy(Mode::WorkspaceWrite, n);
+        return Evaluator(seatbelt_profile(p), seatbelt_parameters(p));
+    };
+    const Query connect_out = to_remote("network-outbound", "93.184.216.34");
+    const Query connect_lo = to_remote("network-outbound", "127.0.0.1");
+    const Query connect_lo6 = to_remote("network-outbound", "::1");
+    const Query bind_lo = on_local("network-bind", "127.0.0.1");
+    const Query bind_any = on_local("network-bind", "0.0.0.0");
+    const Query docker = on_file("network-outbound", "/private/var/run/docker.sock", "SOCKET");
+    const Query bind_unix = on_file("network-bind", "/Users/dev/project/sock", "SOCKET");
+    const Query resolver = named("mach-lookup", "com.apple.SystemConfiguration.configd");
+
+    const Evaluator restricted = eval(Network::Restricted);
+    for (const Query& q : {connect_out, connect_lo, connect_lo6, bind_lo, bind_any, docker, bind_unix, resolver})
+        CHECK_FALSE(restricted.allowed(q));
+
+    const Evaluator limited = eval(Network::Limited);
+    CHECK(limited.allowed(connect_lo));
+    CHECK(limited.allowed(connect_lo6));
+    CHECK(limited.allowed(bind_lo));
+    Query accept_lo = to_remote("network-inbound", "127.0.0.1");
+    accept_lo.local_ip = "127.0.0.1";
+    CHECK(limited.allowed(accept_lo));
+    CHECK_FALSE(limited.allowed(connect_out));
+    CHECK_FALSE(limited.allowed(bind_any));
+    CHECK_FALSE(limited.allowed(docker));
+    CHECK_FALSE(limited.allowed(bind_unix));
+    CHECK_FALSE(limited.allowed(resolver));
+
+    const Evaluator full = eval(Network::Full);
+    for (const Query& q : {connect_out, connect_lo, bind_any, docker, resolver}) CHECK(full.allowed(q));
+    CHECK(full.allowed(named("sysctl-read", "net.routetable.0.0.3.0")));
+    CHECK_FALSE(restricted.allowed(named("sysctl-read", "net.routetable.0.0.3.0")));
+
+    // What every level shares: user lookups, sysctls, and nothing unlisted.
+    for (const Evaluator* e : {&restricted, &limited, &full}) {
+        CHECK(e->allowed(named("mach-lookup", "com.apple.system.opendirectoryd.libinfo")));
+        CHECK(e->allowed(named("sysctl-read", "hw.ncpu")));
+        CHECK(e->allowed(named("sysctl-read", "hw.optional.arm.FEAT_LSE")));
+        CHECK_FALSE(e->allowed(named("sysctl-write", "kern.hostname")));
+        CHECK_FALSE(e->allowed(named("mach-lookup", "com.apple.windowserver.active")));
+        CHECK_FALSE(e->allowed(op_only("mach-priv-host-port")));
+        CHECK(e->allowed(op_only("ipc-posix-sem")));
+        CHECK(e->allowed(op_only("process-fork")));
+        // the inherited terminal takes output but no ioctl (TIOCSTI), a pty opened
+        // in the sandbox (extension not modelled here) is allowed by its own rule
+        CHECK(e->allowed(on_file("file-write-data", "/dev/ttys003", "CHARACTER-DEVICE")));
+        CHECK(e->allowed(on_file("file-write-data", "/dev/tty", "CHARACTER-DEVICE")));
+        CHECK_FALSE(e->allowed(on_file("file-ioctl", "/dev/ttys003", "CHARACTER-DEVICE")));
+        CHECK_FALSE(e->allowed(on_file("file-ioctl", "/dev/tty", "CHARACTER-DEVICE")));
+        CHECK(e->allowed(on_file("file-ioctl", "/dev/ptmx", "CHARACTER-DEVICE")));
+        CHECK_FALSE(e->allowed(on_file("file-write-unlink", "/dev/ttys003", "CHARACTER-DEVICE")));
+    }
+}
+
+TEST_CASE("seatbelt: string literals are escaped and read back unchanged") {
+    CHECK(sbpl_quote("/Users/dev/project") == "\"/Users/dev/project\"");
+    CHECK(sbpl_quote("/a b/c") == "\"/a b/c\"");
+    CHECK(sbpl_quote("/we\"ird") == "\"/we\\\"ird\"");
+    CHECK(sbpl_quote("C:\\dir") == "\"C:\\\\dir\"");
+    CHECK(sbpl_quote("/caf\xC3\xA9") == "\"/caf\\xC3\\xA9\"");
+    CHECK(sbpl_quote("/a\nb\tc\x7f") == "\"/a\\x0Ab\\x09c\\x7F\"");
+    CHECK(sbpl_quote("") == "\"\"");
+
+    std::string every_byte;
+    for (int b = 1; b < 256; ++b) every_byte += static_cast<char>(b);
+    const std::vector<std::string> nasty{
+        "/Users/dev/my project", "/Users/dev/\"quoted\"", "/Users/dev/back\\slash\\", "/Users/dev/\xE6\x97\xA5\xE6\x9C\xAC",
+        "/x\") (allow default) (\"", "/x\n(allow default)\n", "/\xF0\x9F\x93\x81 folder/\xC3\xBC\\\"", every_byte};
+    for (const std::string& s : nasty) {
+        const std::string quoted = sbpl_quote(s);
+        CAPTURE(quoted);
+        CHECK(decode_string_literal(quoted) == s);
+        // only printable ASCII in the quoted form, so nothing can end a comment line
+        CHECK(std::all_of(quoted.begin(), quoted.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+    }
+}
+
+TEST_CASE("seatbelt: hostile paths reach the profile only as parameters or escaped comments") {
+    const std::string hostile = "/Users/dev/we\"ird (allow default)\n(allow file-write* (subpath \"/\"))\\ \xC3\xA9";
+    CanonicalPolicy p = mac_policy(Mode::WorkspaceWrite, Network::Restricted);
+    p.writable = {root_with_protected(hostile), {"/dev/null", {}}};
+    const std::string profile = seatbelt_profile(p);
+    const std::vector<std::string> params = seatbelt_parameters(p);
+    CHECK(params.front() == "-DWRITABLE_ROOT_0=" + hostile);
+    const Evaluator e(profile, params);
+    CHECK(e.write(hostile + "/file"));
+    CHECK_FALSE(e.write(hostile + "/.git/config"));
+    CHECK_FALSE(e.write("/etc/hosts"));
+    CHECK_FALSE(e.allowed(to_remote("network-outbound", "10.0.0.1")));
+    // The same profile as for a plain path, but for the escaped comment line.
+    CanonicalPolicy plain = p;
+    plain.writable = {root_with_protected("/plain"), {"/dev/null", {}}};
+    std::string a = profile, b = seatbelt_profile(plain);
+    const auto strip_comments = [](const std::string& text) {
+        std::string out;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);)
+            if (!line.starts_with(";")) out += line + "\n";
+        return out;
+    };
+    CHECK(strip_comments(a) == strip_comments(b));
+}
+
+TEST_CASE("seatbelt: the checker rejects what sandbox-exec would reject") {
+    const std::string head = "(version 1)\n(deny default)\n";
+    CHECK_NOTHROW(check_profile(head + "(allow file-read*)\n", {}));
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read*\n", {}), SbplError);            // unbalanced
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read*))\n", {}), SbplError);          // unbalanced
+    CHECK_THROWS_AS(check_profile(head + "(allow mach-lookup (global-name \"x))\n", {}), SbplError);  // open string
+    CHECK_THROWS_AS(check_profile(head + "(allow file-reed*)\n", {}), SbplError);           // unknown operation
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read* (subdir \"/\"))\n", {}), SbplError);  // unknown filter
+    CHECK_THROWS_AS(check_profile(head + "(allow file-write* (subpath (param \"X\")))\n", {}), SbplError);
+    CHECK_NOTHROW(check_profile(head + "(allow file-write* (subpath (param \"X\")))\n", {"-DX=/x"}));
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read*)\n", {"-DX=/x"}), SbplError);  // unused parameter
+    CHECK_THROWS_AS(check_profile("(version 1)\n(allow file-read*)\n", {}), SbplError);     // not closed by default
+    CHECK_THROWS_AS(check_profile(head + "(allow network* (remote ip \"example.com:*\"))\n", {}), SbplError);
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read* (regex #\"^/dev/[\"))\n", {}), std::exception);
+    CHECK_THROWS_AS(check_profile(head + "(allow)\n", {}), SbplError);
+}
+
+TEST_CASE("seatbelt: a policy resolved on a Mac-shaped filesystem") {
+    // /tmp and /var are symlinks into /private, as on macOS; $TMPDIR is the
+    // per-user directory under /var/folders.  The workspace has a .git file
+    // pointing at a worktree directory of another repository.
+    sbx::test::FakeFs fs;
+    fs.dir("/private/tmp").dir("/private/var/folders/zz/abc/T").dir("/private/etc").dir("/dev")
+        .dir("/Users/dev/project/src").dir("/Users/dev/main/.git/worktrees/project");
+    fs.file("/dev/null").file("/Users/dev/project/.git", "gitdir: /Users/dev/main/.git/worktrees/project\n");
+    fs.link("/tmp", "private/tmp").link("/var", "private/var").link("/etc", "private/etc");
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    in.network = Network::Limited;
+    in.writable_roots = {{"/Users/dev/main", "--writable-root"}};
+    const CanonicalPolicy p = resolve(in, fs.env("/Users/dev/project", "/var/folders/zz/abc/T/"));
+    const std::string profile = seatbelt_profile(p);
+    const std::vector<std::string> params = seatbelt_parameters(p);
+    const Evaluator e(profile, params);
+    CHECK(params.front() == "-DWRITABLE_ROOT_0=/Users/dev/project");
+    CHECK(e.write("/Users/dev/project/src/a.c"));
+    CHECK_FALSE(e.write("/Users/dev/project/.git"));
+    CHECK_FALSE(e.write("/Users/dev/project/.sbx/x"));
+    CHECK(e.write("/Users/dev/main/README"));
+    CHECK_FALSE(e.write("/Users/dev/main/.git/config"));
+    CHECK_FALSE(e.write("/Users/dev/main/.git/worktrees/project/HEAD"));
+    for (const char* path : {"/private/tmp/x", "/tmp/x", "/private/var/folders/zz/abc/T/x", "/var/folders/zz/abc/T/x"})
+        CHECK(e.write(path));
+    CHECK_FALSE(e.write("/private/tmp/.git/hooks/x"));
+    CHECK_FALSE(e.write("/private/var/folders/zz/other"));
+    CHECK_FALSE(e.write("/private/etc/hosts"));
+    CHECK(e.allowed(on_file("file-write-data", "/dev/null", "CHARACTER-DEVICE")));
+    CHECK(e.allowed(to_remote("network-outbound", "127.0.0.1")));
+    CHECK_FALSE(e.allowed(to_remote("network-outbound", "192.168.1.1")));
+}
+
+TEST_CASE("seatbelt: no rename moves a protected path out of its rule") {
+    // A workspace deep inside another writable root: renaming any directory on
+    // the way from the outer root to the workspace's .git would move it.
+    CanonicalPolicy p = mac_policy(Mode::WorkspaceWrite, Network::Restricted);
+    p.writable = {root_with_protected("/Users/dev/a/b/project"), {"/Users/dev", {}}, {"/dev/null", {}}};
+    const std::vector<std::string> params = seatbelt_parameters(p);
+    CHECK(params == dash_d({
+                        {"WRITABLE_ROOT_0", "/Users/dev/a/b/project"},
+                        {"WRITABLE_ROOT_0_PROTECTED_0", "/Users/dev/a/b/project/.git"},
+                        {"WRITABLE_ROOT_0_PROTECTED_1", "/Users/dev/a/b/project/.sbx"},
+                        {"WRITABLE_ROOT_0_PROTECTED_2", "/Users/dev/a/b/project/.codex"},
+                        {"WRITABLE_ROOT_0_PROTECTED_3", "/Users/dev/a/b/project/.agents"},
+                        {"WRITABLE_ROOT_1", "/Users/dev"},
+                        {"WRITABLE_ROOT_1_ANCESTOR_0", "/Users/dev/a"},
+                        {"WRITABLE_ROOT_1_ANCESTOR_1", "/Users/dev/a/b"},
+                        {"WRITABLE_ROOT_1_ANCESTOR_2", "/Users/dev/a/b/project"},
+                    }));
+    const Evaluator e(seatbelt_profile(p), params);
+    for (const char* dir : {"/Users/dev/a", "/Users/dev/a/b", "/Users/dev/a/b/project"}) {
+        CAPTURE(dir);
+        CHECK_FALSE(e.allowed(on_file("file-write-unlink", dir, "DIRECTORY")));
+        CHECK_FALSE(e.allowed(on_file("file-write-create", dir, "DIRECTORY")));
+    }
+    CHECK_FALSE(e.write("/Users/dev/a/b/project/.git/hooks/x"));
+    CHECK(e.write("/Users/dev/a/notes"));
+    CHECK(e.write("/Users/dev/a/b/project/src/x.c"));
+    CHECK(e.allowed(on_file("file-write-unlink", "/Users/dev/other", "DIRECTORY")));
+    // nor the outer root itself, whose rename would carry the workspace along
+    CHECK_FALSE(e.allowed(on_file("file-write-unlink", "/Users/dev", "DIRECTORY")));
+}

@@ -1,0 +1,243 @@
+// The seccomp filter, loaded for real in a forked child, and the pure address
+// parsing of the network layer.  The mediator itself is tested end to end in
+// tests/integration/enforcement-net.sh.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+
+#include "network.h"
+#include "seccomp.h"
+
+namespace {
+
+using sbx::Network;
+
+// Runs probe in a child under the filter for network; returns the child's
+// wait status.  The probe returns 0 on success or the errno it saw.
+int under_filter(Network network, const std::function<int()>& probe, bool private_mounts = false) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        if (private_mounts) {
+            if (::unshare(CLONE_NEWNS) != 0) ::_exit(200);
+            if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(201);
+        }
+        try {
+            sbx::CanonicalPolicy policy;
+            policy.network = network;
+            sbx::helper::Fd listener = sbx::helper::install_seccomp(policy);
+            ::_exit(probe());
+        } catch (...) {
+            ::_exit(202);
+        }
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+}
+
+int errno_of(Network network, const std::function<long()>& call, bool private_mounts = false) {
+    int status = under_filter(
+        network, [&] { return call() < 0 ? errno : 0; }, private_mounts);
+    REQUIRE(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+int close_ok(int fd) {
+    if (fd < 0) return -1;
+    ::close(fd);
+    return 0;
+}
+
+const Network kAll[] = {Network::Restricted, Network::Limited, Network::Full};
+
+}  // namespace
+
+TEST_CASE("seccomp: cross-process, io_uring and mount calls fail with EPERM in every mode") {
+    for (Network n : kAll) {
+        CAPTURE(sbx::to_string(n));
+        pid_t parent = ::getpid();
+        CHECK(errno_of(n, [&] { return ::ptrace(PTRACE_PEEKDATA, parent, nullptr, nullptr); }) == EPERM);
+        CHECK(errno_of(n, [&] {
+                  char buf[8];
+                  iovec local{buf, sizeof buf}, remote{buf, sizeof buf};
+                  return ::process_vm_readv(parent, &local, 1, &remote, 1, 0);
+              }) == EPERM);
+        CHECK(errno_of(n, [] {
+                  char params[120] = {};
+                  return ::syscall(425 /* io_uring_setup */, 1, params);
+              }) == EPERM);
+        CHECK(errno_of(n, [] { return ::syscall(438 /* pidfd_getfd */, 0, 0, 0); }) == EPERM);
+        CHECK(errno_of(n, [] { return ::syscall(430 /* fsopen */, "tmpfs", 0); }) == EPERM);
+        if (::geteuid() == 0) {  // as root the mount would otherwise succeed (in a private namespace)
+            CHECK(errno_of(
+                      n, [] { return static_cast<long>(::mount("none", "/mnt", "tmpfs", 0, nullptr)); },
+                      true) == EPERM);
+        }
+    }
+}
+
+TEST_CASE("seccomp: TIOCSTI and TIOCLINUX fail with EPERM, also with bits above 32") {
+    // Unfiltered, both give ENOTTY on /dev/null.
+    for (Network n : kAll) {
+        CAPTURE(sbx::to_string(n));
+        for (unsigned long high : {0UL, 1UL << 32, 0xdeadbeefUL << 32}) {
+            CAPTURE(high);
+            CHECK(errno_of(n, [&] {
+                      int fd = ::open("/dev/null", O_RDONLY);
+                      char c = 'x';
+                      return ::syscall(SYS_ioctl, fd, TIOCSTI | high, &c);
+                  }) == EPERM);
+            CHECK(errno_of(n, [&] {
+                      int fd = ::open("/dev/null", O_RDONLY);
+                      char c = 0;
+                      return ::syscall(SYS_ioctl, fd, TIOCLINUX | high, &c);
+                  }) == EPERM);
+        }
+        // Other ioctls are untouched.
+        CHECK(errno_of(n, [] {
+                  int fd = ::open("/dev/null", O_RDONLY);
+                  int v = 0;
+                  return static_cast<long>(::ioctl(fd, FIONREAD, &v));
+              }) != EPERM);
+    }
+}
+
+TEST_CASE("seccomp: syscalls through another ABI kill the process") {
+    for (Network n : kAll) {
+        CAPTURE(sbx::to_string(n));
+        int status = under_filter(n, [] {
+            long ret = 20;  // i386 getpid
+            asm volatile("int $0x80" : "+a"(ret) : : "memory");
+            return 0;
+        });
+        CHECK(WIFSIGNALED(status));
+        if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGSYS);
+        status = under_filter(n, [] {
+            // x32 getpid: the x86_64 number with bit 30 set.
+            return ::syscall(0x40000000L | SYS_getpid) < 0 ? errno : 0;
+        });
+        CHECK(WIFSIGNALED(status));
+        if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGSYS);
+        // Native calls go on.
+        status = under_filter(n, [] { return ::getpid() > 0 ? 0 : 1; });
+        CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    }
+}
+
+TEST_CASE("seccomp: vsock is refused in every mode, also with bits above 32 in the family") {
+    for (Network n : kAll) {
+        CAPTURE(sbx::to_string(n));
+        CHECK(errno_of(n, [] { return ::syscall(SYS_socket, 40 /* AF_VSOCK */, SOCK_STREAM, 0); }) == EPERM);
+        CHECK(errno_of(n, [] { return ::syscall(SYS_socket, (1L << 32) | 40, SOCK_STREAM, 0); }) == EPERM);
+    }
+}
+
+TEST_CASE("seccomp: restricted allows only AF_UNIX stream socketpairs") {
+    const Network r = Network::Restricted;
+    CHECK(errno_of(r, [] { return static_cast<long>(::socket(AF_UNIX, SOCK_STREAM, 0)); }) == EPERM);
+    CHECK(errno_of(r, [] { return static_cast<long>(::socket(AF_INET, SOCK_STREAM, 0)); }) == EPERM);
+    CHECK(errno_of(r, [] { return static_cast<long>(::socket(AF_NETLINK, SOCK_RAW, 0)); }) == EPERM);
+    int sv[2];
+    CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)); }) == 0);
+    CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)); }) == 0);
+    CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_DGRAM, 0, sv)); }) == EPERM);
+    CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_RAW, 0, sv)); }) == EPERM);
+    CHECK(errno_of(r, [&] { return ::syscall(SYS_socketpair, (1L << 32) | AF_UNIX, SOCK_STREAM, 0, sv); }) == EPERM);
+    // connect/bind/listen/accept on the pair: EPERM, not the kernel's own errors.
+    auto on_pair = [&](const std::function<long(int)>& call) {
+        return errno_of(r, [&]() -> long {
+            if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return -1;
+            return call(sv[0]);
+        });
+    };
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    std::strcpy(un.sun_path, "/nonexistent/sbx-test.sock");
+    auto* addr = reinterpret_cast<sockaddr*>(&un);
+    CHECK(on_pair([&](int fd) { return ::connect(fd, addr, sizeof un); }) == EPERM);
+    CHECK(on_pair([&](int fd) { return ::bind(fd, addr, sizeof un); }) == EPERM);
+    CHECK(on_pair([&](int fd) { return ::listen(fd, 1); }) == EPERM);
+    CHECK(on_pair([&](int fd) { return ::accept(fd, nullptr, nullptr); }) == EPERM);
+    CHECK(on_pair([&](int fd) { return ::sendto(fd, "x", 1, 0, addr, sizeof un); }) == EPERM);
+    CHECK(on_pair([&](int fd) { return ::send(fd, "x", 1, 0); }) == 0);
+}
+
+TEST_CASE("seccomp: limited allows inet and unix stream sockets, nothing else") {
+    const Network l = Network::Limited;
+    CHECK(errno_of(l, [] { return static_cast<long>(close_ok(::socket(AF_INET, SOCK_STREAM, 0))); }) == 0);
+    CHECK(errno_of(l, [] { return static_cast<long>(close_ok(::socket(AF_INET, SOCK_DGRAM, 0))); }) == 0);
+    CHECK(errno_of(l, [] { return static_cast<long>(close_ok(::socket(AF_UNIX, SOCK_STREAM, 0))); }) == 0);
+    CHECK(errno_of(l, [] { return static_cast<long>(close_ok(::socket(AF_UNIX, SOCK_SEQPACKET, 0))); }) == 0);
+    CHECK(errno_of(l, [] { return static_cast<long>(::socket(AF_UNIX, SOCK_DGRAM, 0)); }) == EPERM);
+    CHECK(errno_of(l, [] { return static_cast<long>(::socket(AF_UNIX, SOCK_RAW | SOCK_CLOEXEC, 0)); }) == EPERM);
+    CHECK(errno_of(l, [] { return static_cast<long>(::socket(AF_NETLINK, SOCK_RAW, 0)); }) == EPERM);
+    CHECK(errno_of(l, [] { return static_cast<long>(::socket(AF_PACKET, SOCK_RAW, 0)); }) == EPERM);
+    CHECK(errno_of(l, [] { return static_cast<long>(::socket(AF_UNSPEC, SOCK_STREAM, 0)); }) == EPERM);
+    CHECK(errno_of(l, [] { return ::syscall(SYS_socket, (1L << 32) | AF_INET, SOCK_STREAM, 0); }) == EPERM);
+    int sv[2];
+    CHECK(errno_of(l, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv)); }) == 0);
+    CHECK(errno_of(l, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_DGRAM, 0, sv)); }) == EPERM);
+}
+
+TEST_CASE("seccomp: full has no socket rules but vsock") {
+    const Network f = Network::Full;
+    CHECK(errno_of(f, [] { return static_cast<long>(close_ok(::socket(AF_INET, SOCK_STREAM, 0))); }) == 0);
+    CHECK(errno_of(f, [] { return static_cast<long>(close_ok(::socket(AF_UNIX, SOCK_DGRAM, 0))); }) == 0);
+    CHECK(errno_of(f, [] { return static_cast<long>(close_ok(::socket(AF_NETLINK, SOCK_RAW, 0))); }) == 0);
+}
+
+TEST_CASE("seccomp: limited returns a notification listener, the others none") {
+    int status = under_filter(Network::Limited, [] { return 0; });
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        sbx::CanonicalPolicy policy;
+        policy.network = Network::Limited;
+        bool limited = sbx::helper::install_seccomp(policy).valid();
+        ::_exit(limited ? 0 : 1);
+    }
+    ::waitpid(pid, &status, 0);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    pid = ::fork();
+    if (pid == 0) {
+        sbx::CanonicalPolicy policy;
+        policy.network = Network::Restricted;
+        bool none = !sbx::helper::install_seccomp(policy).valid();
+        ::_exit(none ? 0 : 1);
+    }
+    ::waitpid(pid, &status, 0);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+TEST_CASE("network: unix_pathname reads an address as connect(2) does") {
+    using sbx::helper::unix_pathname;
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    std::strcpy(un.sun_path, "/run/x.sock");
+    const std::size_t base = offsetof(sockaddr_un, sun_path);
+    CHECK(unix_pathname(&un, base + 11) == std::optional<std::string>("/run/x.sock"));
+    CHECK(unix_pathname(&un, sizeof un) == std::optional<std::string>("/run/x.sock"));
+    CHECK(unix_pathname(&un, base + 4) == std::optional<std::string>("/run"));  // cut at the length
+    CHECK_FALSE(unix_pathname(&un, base).has_value());                           // unnamed
+    CHECK_FALSE(unix_pathname(&un, sizeof un + 1).has_value());                  // too long: EINVAL
+    un.sun_path[0] = '\0';
+    CHECK_FALSE(unix_pathname(&un, base + 11).has_value());  // abstract
+    un.sun_path[0] = '/';
+    un.sun_family = AF_INET;
+    CHECK_FALSE(unix_pathname(&un, base + 11).has_value());
+}

@@ -1,0 +1,37 @@
+#include <catch2/catch.hpp>
+
+#include "policy/policy.h"
+#include "policy/units.h"
+
+using namespace sbx;
+using namespace std::chrono_literals;
+
+TEST_CASE("sizes") {
+    CHECK(parse_size("4096", "x") == 4096u);
+    CHECK(parse_size("100k", "x") == 102400u);
+    CHECK(parse_size("512M", "x") == 512u << 20);
+    CHECK(parse_size("2G", "x") == 2ull << 30);
+    CHECK(parse_size("2GiB", "x") == 2ull << 30);
+    CHECK(parse_size("1.5K", "x") == 1536u);
+    CHECK(parse_size("1t", "x") == 1ull << 40);
+    for (const char* bad : {"", "M", "-1", "1X", "1..5", "12 M", "99999999999T"})
+        CHECK_THROWS_WITH(parse_size(bad, "--limit-memory"), Catch::StartsWith("--limit-memory: '"));
+}
+
+TEST_CASE("counts") {
+    CHECK(parse_count("0", "x") == 0u);
+    CHECK(parse_count("64", "x") == 64u);
+    for (const char* bad : {"", "-3", "1.5", "ten", "3 "})
+        CHECK_THROWS_WITH(parse_count(bad, "--limit-procs"), Catch::EndsWith("is not a whole number"));
+}
+
+TEST_CASE("durations") {
+    CHECK(parse_duration("500ms", "t") == 500ms);
+    CHECK(parse_duration("10s", "t") == 10s);
+    CHECK(parse_duration("10", "t") == 10s);
+    CHECK(parse_duration("1.5", "t") == 1500ms);
+    CHECK(parse_duration("2m", "t") == 120s);
+    CHECK(parse_duration("1h", "t") == 3600s);
+    for (const char* bad : {"", "s", "10x", "-1", "1e3", "ms10"})
+        CHECK_THROWS_WITH(parse_duration(bad, "--timeout"), Catch::StartsWith("--timeout: '"));
+}
