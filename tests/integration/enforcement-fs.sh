@@ -192,6 +192,12 @@ pkill -f "^$marker" 2>/dev/null
 is "the command has no capability in any set" "0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000" \
     "$(rw sh -c "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status | awk '{print \$2}' | tr '\n' ' ' | sed 's/ \$//'")"
 is "the command keeps the caller's uid" "$(id -u)" "$(rw id -u)"
+is "the command runs with no_new_privs and a seccomp filter" "1 2" \
+    "$(rw sh -c "awk '/^NoNewPrivs:/{n=\$2} /^Seccomp:/{s=\$2} END{print n, s}' /proc/self/status")"
+# /proc/self/comm is the process's own and on a writable mount: only Landlock refuses it.
+is "Landlock refuses writes the mounts allow (/proc/self/comm)" "refused" \
+    "$(rw sh -c "(echo x > /proc/self/comm) 2>/dev/null && echo written || echo refused")"
+
 is "the command sees its own pid namespace" "2" "$(rw sh -c 'echo $$')"
 
 # --- no user namespaces: refuse, or Landlock alone with --allow-unprotected --
