@@ -7,6 +7,7 @@
 // capabilities, no_new_privs, Landlock, seccomp, exec.  Exit 125 with one
 // line when the sandbox cannot be applied; 126/127 when the command cannot be
 // executed or is not found; otherwise the command's own status.
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <climits>
@@ -109,6 +110,11 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
 }
 
 int run(int argc, char** argv) {
+    // Nothing the helper inherited beyond stdin, stdout and stderr reaches the
+    // command: an open socket of the host's network namespace, say, would
+    // carry the host's network past every layer below.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+        fail_errno("fds", "close_range", "run on Linux 5.11 or later");
     const Args args = parse_args(argc, argv);
 
     Environment env = system_environment();

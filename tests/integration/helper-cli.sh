@@ -145,4 +145,22 @@ done
     --sandbox-policy '{"mode":"workspace-write","network":"limited"}' -- /bin/true)
 is "no helper step ran a program from the workspace or PATH" "" "$(cd "$ws" && ls hijacked-* 2>/dev/null)"
 
+# --- inherited descriptors ----------------------------------------------------
+# A descriptor the caller leaves open (here a socket of the host's network
+# namespace, and a file) must not reach the command.
+exec 7</etc/hostname
+is "an inherited file descriptor does not reach the command" "closed" \
+    "$("$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy "$RO" -- sh -c 'if [ -e /proc/self/fd/7 ]; then echo open; else echo closed; fi')"
+exec 7<&-
+is "an inherited host socket does not reach the command" "closed" \
+    "$(python3 -c '
+import os, socket, subprocess, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+os.set_inheritable(s.fileno(), True)
+probe = "import os, sys; print(\"open\" if os.path.exists(\"/proc/self/fd/%d\") else \"closed\")" % s.fileno()
+r = subprocess.run([sys.argv[1], "--sandbox-policy-cwd", sys.argv[2], "--sandbox-policy", "{\"type\":\"read-only\"}",
+                    "--", "python3", "-c", probe], pass_fds=[s.fileno()], capture_output=True, text=True)
+print(r.stdout.strip() or r.stderr.strip())
+' "$HELPER" "$ws")"
+
 done_testing
