@@ -115,11 +115,12 @@ is "timeout in JSON: timed_out, exit_code, signal" "true 124 9 before" \
     "$(jq -r '"\(.timed_out) \(.exit_code) \(.signal) \(.stdout)"' <<<"$out" | tr -d '\n')"
 
 # --- signals sent to sbx are forwarded -----------------------------------------
-# A background job of a script starts with SIGINT and SIGQUIT ignored: env
-# --default-signal restores them, as in an interactive shell.
+# A background job of a script starts with SIGINT and SIGQUIT ignored, and
+# under nohup SIGHUP is ignored too: env --default-signal restores them all,
+# as in an interactive shell (an ignored signal never reaches sbx).
 for sig in TERM HUP INT QUIT; do
     rm -f "$d/ready" "$d/got"
-    env --default-signal=INT,QUIT "$SBX" run "${full[@]}" -- sh -c "trap 'echo $sig > $d/got; exit 7' $sig; echo \$\$ > $d/ready; while :; do sleep 0.05; done" &
+    env --default-signal=INT,QUIT,HUP,TERM "$SBX" run -t 30s "${full[@]}" -- sh -c "trap 'echo $sig > $d/got; exit 7' $sig; echo \$\$ > $d/ready; while :; do sleep 0.05; done" &
     sbx_pid=$!
     wait_for_file "$d/ready"
     kill -"$sig" "$sbx_pid"
