@@ -212,8 +212,8 @@ std::optional<std::string> denial_note(const RunReport& r) {
         } else if (p.mode == Mode::ReadOnly) {
             hint = "to allow writes to the workspace use -p workspace-write, or add -w DIR for another directory";
         } else if (p.mode == Mode::WorkspaceWrite) {
-            hint = "to allow writes to DIR add -w DIR";
-            if (p.network != Network::Full) hint += "; for the network use -n full";
+            hint = "if it was a write outside the writable roots, add -w DIR";
+            if (p.network != Network::Full) hint += "; if it was the network, use -n limited (loopback) or -n full";
         } else {
             hint = "for the network use -n full";
         }
