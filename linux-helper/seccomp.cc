@@ -43,7 +43,7 @@ constexpr std::uint64_t kLow32 = 0xffffffffULL;
 constexpr std::uint64_t kSockTypeMask = 0xf;  // SOCK_TYPE_MASK in the kernel
 
 // The syscalls that touch another process, io_uring (whose requests bypass
-// every syscall rule) and the mount family.  The newer mount calls are named
+// every syscall rule), the mount family and the keyrings.  The newer mount calls are named
 // by number: the C library's headers may predate them.
 struct Named {
     const char* name;
@@ -68,6 +68,12 @@ constexpr Named kAlwaysDenied[] = {
     {"fspick", 433},
     {"mount_setattr", 442},
     {"open_tree_attr", 467},
+    // The kernel keyrings are not namespaced by the mount or pid namespace:
+    // as root (no user namespace) the command would share root's user
+    // keyring with the host, read its keys and leave keys behind.
+    {"add_key", SYS_add_key},
+    {"request_key", SYS_request_key},
+    {"keyctl", SYS_keyctl},
 };
 static_assert(sizeof(void*) == 8, "the syscall numbers above are x86_64's");
 
