@@ -99,7 +99,18 @@ std::vector<std::string> protected_paths_of(const std::string& root,
                 if (first == std::string::npos) break;
                 dir = dir.substr(first, last - first + 1);
                 std::string abs = join(root, dir);
-                out.push_back(env.realpath(abs).value_or(abs));
+                std::string gitdir = env.realpath(abs).value_or(abs);
+                out.push_back(gitdir);
+                // A worktree's gitdir names the repository it belongs to in
+                // "commondir"; that one holds the hooks and the config.
+                if (auto common = env.read_file(gitdir + "/commondir")) {
+                    std::string c = *common;
+                    while (!c.empty() && (c.back() == '\n' || c.back() == '\r')) c.pop_back();
+                    if (!c.empty()) {
+                        std::string cabs = join(gitdir, c);
+                        out.push_back(env.realpath(cabs).value_or(cabs));
+                    }
+                }
                 break;
             }
         }

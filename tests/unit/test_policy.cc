@@ -111,6 +111,12 @@ TEST_CASE("a .git file's gitdir: target is protected too, resolved") {
     CHECK(std::find(prot.begin(), prot.end(), "/work/main-repo/.git/worktrees/wt") != prot.end());
     CHECK(std::find(prot.begin(), prot.end(), "/work/wt/.git") != prot.end());
 
+    SECTION("a worktree's commondir (the main repository's .git) is protected too") {
+        fs.file("/work/main-repo/.git/worktrees/wt/commondir", "../..\n");
+        CanonicalPolicy q = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
+        const auto& pr = protected_of(q, "/work/wt");
+        CHECK(std::find(pr.begin(), pr.end(), "/work/main-repo/.git") != pr.end());
+    }
     SECTION("an absolute gitdir with spaces and CRLF") {
         fs.file("/work/wt/.git", "gitdir:  /work/main-repo/.git/worktrees/wt \r\n");
         CanonicalPolicy q = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
