@@ -13,16 +13,27 @@ struct Context {
     const ApprovalSettings& settings;
     SessionStore& store;
     Approver& approver;
-    json policy_json;
-    Orchestrated out;
+    // The store is known to hold nothing (a fresh in-memory store, until the
+    // first add): its lookups are skipped.
+    bool store_empty = false;
+    Orchestrated out{};
+    // The canonical policy's JSON, made on first use: the common run (no
+    // prompt, no session) never needs it.
+    std::optional<json> policy_json_{};
+
+    const json& policy_json() {
+        if (!policy_json_) policy_json_ = to_json(request.policy);
+        return *policy_json_;
+    }
 };
 
-ApprovalKey key_for(const Context& c, bool unsandboxed) {
-    return ApprovalKey{c.request.command, c.request.cwd, c.policy_json, unsandboxed};
+ApprovalKey key_for(Context& c, bool unsandboxed) {
+    return ApprovalKey{c.request.command, c.request.cwd, c.policy_json(), unsandboxed};
 }
 
 CacheSnapshot snapshot(Context& c) {
     CacheSnapshot s;
+    if (c.store_empty) return s;
     s.sandboxed = c.store.contains(key_for(c, false));
     s.unsandboxed = c.store.contains(key_for(c, true));
     return s;
@@ -44,7 +55,7 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, json& entry) {
         entry["decision"] = to_string(req.decision.value_or(ReviewDecision::Denied));
         return req.decision.value_or(ReviewDecision::Denied);
     }
-    ApprovalPrompt prompt{c.request.command, c.request.cwd, req.reason, *req.kind, c.policy_json};
+    ApprovalPrompt prompt{c.request.command, c.request.cwd, req.reason, *req.kind, c.policy_json()};
     const ApproverAnswer a = c.approver.ask(prompt);
     entry["answered_by"] = a.answered_by;
     if (a.answered_by == "approver" && c.settings.approver) entry["approver"] = *c.settings.approver;
@@ -53,6 +64,7 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, json& entry) {
     if (a.decision == ReviewDecision::ApprovedForSession) {
         try {
             c.store.add(key_for(c, !req.sandboxed));
+            c.store_empty = false;
         } catch (const Error& e) {
             const std::string w =
                 fmt::format("the session approval holds for this run only: {}", e.what());
@@ -87,11 +99,9 @@ std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDec
     return fmt::format("approval denied by {}{} ({})", who, note.empty() ? "" : ": " + note, what);
 }
 
-}  // namespace
-
-Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
-                         SessionStore& store, Approver& approver, const AttemptFn& attempt) {
-    Context c{request, settings, store, approver, to_json(request.policy), {}};
+Orchestrated run_flow(Context& c, const AttemptFn& attempt) {
+    const ApprovalRequest& request = c.request;
+    const ApprovalSettings& settings = c.settings;
     c.out.approval = json{{"mode", to_string(settings.mode)}, {"requests", json::array()}};
 
     // Before the first attempt.
@@ -144,11 +154,21 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     return std::move(c.out);
 }
 
+}  // namespace
+
+Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
+                         SessionStore& store, Approver& approver, const AttemptFn& attempt) {
+    Context c{request, settings, store, approver};
+    return run_flow(c, attempt);
+}
+
 Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
                          const AttemptFn& attempt) {
     const auto store = open_session_store(settings.session);
     const auto approver = make_approver(settings);
-    return orchestrate(request, settings, *store, *approver, attempt);
+    // Without --session the store is a new in-memory one: empty.
+    Context c{request, settings, *store, *approver, !settings.session.has_value()};
+    return run_flow(c, attempt);
 }
 
 }  // namespace sbx::approval

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,6 +22,69 @@ constexpr const char* kExitCodes =
     "125 sbx failed or refused (one line on stderr starting with 'sbx: '); 126 the command\n"
     "cannot be executed; 127 it is not found.  See sbx(1).";
 
+// Which options a subcommand needs for this command line.  CLI11 checks
+// every new option's names against all the others (quadratic, about two
+// thirds of a launch's instructions), so when no help is asked for, only the
+// options whose names could appear in argv are built: a long name when some
+// word starts with it, a short name when some single-dash word holds its
+// letter anywhere (a superset of CLI11's -xVALUE and -xyz readings).  CLI11
+// tells options from values by their shape alone, so an option that is left
+// out could not have matched any word: the parse is the same.  With -h or
+// --help anywhere, every option is built, for the help text.
+class Wanted {
+public:
+    explicit Wanted(const std::vector<std::string>& words) : words_(words) {
+        for (const auto& w : words_) {
+            const bool single_dash = w.size() > 1 && w[0] == '-' && w[1] != '-';
+            if ((single_dash && w.find('h') != std::string::npos) || w.rfind("--help", 0) == 0) all_ = true;
+        }
+    }
+
+    // names: CLI11's "-x,--long" form.
+    bool operator()(std::string_view names) const {
+        if (all_) return true;
+        while (!names.empty()) {
+            const auto comma = names.find(',');
+            const std::string_view name = names.substr(0, comma);
+            names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+            if (name.size() > 2 && name[1] == '-') {
+                for (const auto& w : words_)
+                    if (std::string_view(w).substr(0, name.size()) == name) return true;
+            } else if (name.size() == 2) {
+                for (const auto& w : words_)
+                    if (w.size() > 1 && w[0] == '-' && w[1] != '-' && w.find(name[1], 1) != std::string::npos)
+                        return true;
+            } else {
+                return true;  // not a shape this filter knows: keep it
+            }
+        }
+        return false;
+    }
+
+private:
+    const std::vector<std::string>& words_;
+    bool all_ = false;
+};
+
+// Adds the wanted options of one help group.
+class Adder {
+public:
+    Adder(CLI::App& app, const Wanted& wanted, const char* group) : app_(app), wanted_(wanted), group_(group) {}
+
+    template <typename T>
+    CLI::Option* option(const char* names, T& var, const char* help) {
+        return wanted_(names) ? app_.add_option(names, var, help)->group(group_) : nullptr;
+    }
+    CLI::Option* flag(const char* names, bool& var, const char* help) {
+        return wanted_(names) ? app_.add_flag(names, var, help)->group(group_) : nullptr;
+    }
+
+private:
+    CLI::App& app_;
+    const Wanted& wanted_;
+    const char* group_;
+};
+
 // Flags whose values need parsing after CLI11 has collected them as text.
 struct PolicyText {
     std::string mode, network, workspace;
@@ -29,46 +93,36 @@ struct PolicyText {
     std::vector<std::string> writable_roots;
 };
 
-void add_policy_options(CLI::App& app, PolicyArgs& args, PolicyText& text) {
-    const char* group = "Policy options";
-    app.add_option("-p,--policy", text.mode,
-                   "Sandbox mode: read-only (default), workspace-write, danger-full-access (alias full), "
-                   "external-sandbox (alias external)")
-        ->group(group);
-    app.add_option("-n,--network", text.network,
-                   "Network: restricted (default; full for danger-full-access), limited (a private network "
-                   "with only loopback), full")
-        ->group(group);
-    app.add_option("-w,--writable-root", text.writable_roots,
-                   "A directory writable in workspace-write, besides the workspace (repeatable)")
-        ->group(group);
-    app.add_option("--workspace", text.workspace, "The workspace directory (default: the command's cwd)")
-        ->group(group);
-    app.add_flag("--exclude-slash-tmp", text.exclude_slash_tmp, "Do not make /tmp and /dev/shm writable")
-        ->group(group);
-    app.add_flag("--exclude-tmpdir-env-var", text.exclude_tmpdir, "Do not make $TMPDIR writable")->group(group);
-    app.add_option("--protect", args.flags.protect,
-                   "Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents "
-                   "(repeatable)")
-        ->group(group);
-    app.add_option("--unprotect", args.flags.unprotect, "Stop protecting NAME (repeatable)")->group(group);
-    app.add_flag("--allow-unprotected", text.allow_unprotected,
-                 "Where no mount namespace can be made, run with Landlock alone (protected paths and metadata "
-                 "changes are then not enforced) instead of refusing")
-        ->group(group);
-    app.add_option("--policy-file", args.policy_file,
-                   "Read the policy from a JSON file with the canonical policy's keys (any subset); default "
-                   "$SBX_POLICY_FILE")
-        ->group(group);
-    app.add_option("--policy-json", args.policy_json,
-                   "The policy as JSON: canonical keys, or Codex's SandboxPolicy ({\"type\":...})")
-        ->group(group);
-    app.add_option("--limit-memory", text.memory, "Address-space limit, e.g. 512M, 2G")->group(group);
-    app.add_option("--limit-cpu", text.cpu, "CPU-time limit in seconds")->group(group);
-    app.add_option("--limit-procs", text.procs, "Process limit (RLIMIT_NPROC, counted per user)")->group(group);
-    app.add_option("--limit-file-size", text.file_size, "Largest file the command may write, e.g. 100M")
-        ->group(group);
-    app.add_option("--limit-open-files", text.open_files, "Open-file limit")->group(group);
+void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, PolicyText& text) {
+    Adder add(app, wanted, "Policy options");
+    add.option("-p,--policy", text.mode,
+               "Sandbox mode: read-only (default), workspace-write, danger-full-access (alias full), "
+               "external-sandbox (alias external)");
+    add.option("-n,--network", text.network,
+               "Network: restricted (default; full for danger-full-access), limited (a private network "
+               "with only loopback), full");
+    add.option("-w,--writable-root", text.writable_roots,
+               "A directory writable in workspace-write, besides the workspace (repeatable)");
+    add.option("--workspace", text.workspace, "The workspace directory (default: the command's cwd)");
+    add.flag("--exclude-slash-tmp", text.exclude_slash_tmp, "Do not make /tmp and /dev/shm writable");
+    add.flag("--exclude-tmpdir-env-var", text.exclude_tmpdir, "Do not make $TMPDIR writable");
+    add.option("--protect", args.flags.protect,
+               "Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents "
+               "(repeatable)");
+    add.option("--unprotect", args.flags.unprotect, "Stop protecting NAME (repeatable)");
+    add.flag("--allow-unprotected", text.allow_unprotected,
+             "Where no mount namespace can be made, run with Landlock alone (protected paths and metadata "
+             "changes are then not enforced) instead of refusing");
+    add.option("--policy-file", args.policy_file,
+               "Read the policy from a JSON file with the canonical policy's keys (any subset); default "
+               "$SBX_POLICY_FILE");
+    add.option("--policy-json", args.policy_json,
+               "The policy as JSON: canonical keys, or Codex's SandboxPolicy ({\"type\":...})");
+    add.option("--limit-memory", text.memory, "Address-space limit, e.g. 512M, 2G");
+    add.option("--limit-cpu", text.cpu, "CPU-time limit in seconds");
+    add.option("--limit-procs", text.procs, "Process limit (RLIMIT_NPROC, counted per user)");
+    add.option("--limit-file-size", text.file_size, "Largest file the command may write, e.g. 100M");
+    add.option("--limit-open-files", text.open_files, "Open-file limit");
 }
 
 // After parsing: turn the collected text into the typed PolicyInput.
@@ -107,55 +161,40 @@ struct RunText {
     bool no_cap = false, json = false, events = false;
 };
 
-void add_run_options(CLI::App& run, RunArgs& args, RunText& text) {
-    const char* group = "Run options";
-    run.add_option("-C,--cwd", text.cwd, "Where the command runs (default: the current directory)")->group(group);
-    run.add_option("-t,--timeout", text.timeout,
-                   "Kill the command and everything it started after DURATION: 500ms, 10s, 2m, 1h; a bare "
-                   "number is seconds (exit 124)")
-        ->group(group);
-    run.add_option("--max-output-bytes", args.caps.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)")
-        ->group(group);
-    run.add_option("--max-output-lines", args.caps.max_lines, "Lines shown per stream (default 256; 0 = no cap)")
-        ->group(group);
-    run.add_flag("--no-output-cap", text.no_cap, "Show all output (both caps 0)")->group(group);
-    run.add_flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout")
-        ->group(group);
-    run.add_flag("--events", text.events, "Print JSON Lines while running: begin, output, end (the result)")
-        ->group(group);
-    run.add_option("--env", text.env, "Set KEY=VALUE in the command's environment (repeatable)")->group(group);
-    run.add_option("--unset-env", text.unset_env, "Remove KEY from the command's environment (repeatable)")
-        ->group(group);
-    run.add_flag("--clear-env", args.command.clear_env,
-                 "Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx's environment")
-        ->group(group);
-    run.add_option("--stdin", text.stdin_mode, "inherit (default) or null")->group(group);
-    run.add_flag("--dry-run", args.dry_run,
-                 "Print what would be executed as one JSON object {argv, env (the additions), cwd} and run "
-                 "nothing")
-        ->group(group);
-    run.add_option("--target-os", text.target_os, "With --dry-run: show the plan for linux or macos")
-        ->group(group);
+void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText& text) {
+    Adder add(run, wanted, "Run options");
+    add.option("-C,--cwd", text.cwd, "Where the command runs (default: the current directory)");
+    add.option("-t,--timeout", text.timeout,
+               "Kill the command and everything it started after DURATION: 500ms, 10s, 2m, 1h; a bare "
+               "number is seconds (exit 124)");
+    add.option("--max-output-bytes", args.caps.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)");
+    add.option("--max-output-lines", args.caps.max_lines, "Lines shown per stream (default 256; 0 = no cap)");
+    add.flag("--no-output-cap", text.no_cap, "Show all output (both caps 0)");
+    add.flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout");
+    add.flag("--events", text.events, "Print JSON Lines while running: begin, output, end (the result)");
+    add.option("--env", text.env, "Set KEY=VALUE in the command's environment (repeatable)");
+    add.option("--unset-env", text.unset_env, "Remove KEY from the command's environment (repeatable)");
+    add.flag("--clear-env", args.command.clear_env,
+             "Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx's environment");
+    add.option("--stdin", text.stdin_mode, "inherit (default) or null");
+    add.flag("--dry-run", args.dry_run,
+             "Print what would be executed as one JSON object {argv, env (the additions), cwd} and run "
+             "nothing");
+    add.option("--target-os", text.target_os, "With --dry-run: show the plan for linux or macos");
 
-    const char* agroup = "Approval options";
-    run.add_option("-a,--ask-for-approval", args.approval.ask_for_approval,
-                   "never (default), on-failure, on-request, untrusted")
-        ->group(agroup);
-    run.add_option("--reject", args.approval.reject,
-                   "Auto-reject these prompt kinds: sandbox, rules (comma-separated)")
-        ->delimiter(',')
-        ->group(agroup);
-    run.add_option("--approver", args.approval.approver,
-                   "Program that decides approvals: one JSON request on stdin, a decision on stdout")
-        ->group(agroup);
-    run.add_option("--session", args.approval.session,
-                   "Keep approved_for_session decisions in $XDG_STATE_HOME/sbx/sessions/NAME.json")
-        ->group(agroup);
-    run.add_option("--rules", args.approval.rules_files, "JSON prefix-rules file (repeatable)")->group(agroup);
-    run.add_flag("--escalate", args.approval.escalate, "Ask to run this command without the sandbox")
-        ->group(agroup);
-    run.add_option("--justification", args.approval.justification, "Why --escalate is needed (shown to the approver)")
-        ->group(agroup);
+    Adder approval(run, wanted, "Approval options");
+    approval.option("-a,--ask-for-approval", args.approval.ask_for_approval,
+                    "never (default), on-failure, on-request, untrusted");
+    if (auto* o = approval.option("--reject", args.approval.reject,
+                                  "Auto-reject these prompt kinds: sandbox, rules (comma-separated)"))
+        o->delimiter(',');
+    approval.option("--approver", args.approval.approver,
+                    "Program that decides approvals: one JSON request on stdin, a decision on stdout");
+    approval.option("--session", args.approval.session,
+                    "Keep approved_for_session decisions in $XDG_STATE_HOME/sbx/sessions/NAME.json");
+    approval.option("--rules", args.approval.rules_files, "JSON prefix-rules file (repeatable)");
+    approval.flag("--escalate", args.approval.escalate, "Ask to run this command without the sandbox");
+    approval.option("--justification", args.approval.justification, "Why --escalate is needed (shown to the approver)");
 }
 
 void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> command) {
@@ -228,13 +267,24 @@ int main(int argc, char** argv) {
     const bool known = named == "run" || named == "policy" || named == "check" || named == "doctor";
     auto wanted = [&](const char* name) { return !known || named == name; };
 
+    // CLI11 hands "--" back to the parent app, so the command after the first
+    // "--" is split off here; without "--", prefix_command() collects it.
+    std::vector<std::string> words(argv + 1, argv + argc);
+    std::vector<std::string> after_dashes;
+    if (auto dd = std::find(words.begin(), words.end(), "--"); dd != words.end()) {
+        after_dashes.assign(dd + 1, words.end());
+        words.erase(dd, words.end());
+        if (after_dashes.empty()) after_dashes.push_back("");  // "--" with nothing after: caught below
+    }
+    const Wanted in_argv(words);
+
     RunArgs run_args;
     PolicyText run_policy;
     RunText run_text;
     CLI::App* run = app.add_subcommand("run", "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
     if (wanted("run")) {
-        add_policy_options(*run, run_args.policy, run_policy);
-        add_run_options(*run, run_args, run_text);
+        add_policy_options(*run, in_argv, run_args.policy, run_policy);
+        add_run_options(*run, in_argv, run_args, run_text);
     }
     // Everything from the first word that is not an option of run is the command.
     run->prefix_command();
@@ -243,7 +293,7 @@ int main(int argc, char** argv) {
     PolicyText policy_policy;
     CLI::App* policy = app.add_subcommand("policy", "Print the canonical policy (text, --json, or --seatbelt)");
     if (wanted("policy")) {
-        add_policy_options(*policy, policy_args.policy, policy_policy);
+        add_policy_options(*policy, in_argv, policy_args.policy, policy_policy);
         policy->add_flag("--json", policy_args.json, "Print the canonical JSON");
         policy->add_flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
     }
@@ -263,7 +313,7 @@ int main(int argc, char** argv) {
             ->group("Queries");
     };
     if (wanted("check")) {
-        add_policy_options(*check, check_args.policy, check_policy);
+        add_policy_options(*check, in_argv, check_args.policy, check_policy);
         query("--read", CheckQuery::Kind::Read, "May the command read PATH?");
         query("--write", CheckQuery::Kind::Write, "May the command write PATH?");
         query("--exec", CheckQuery::Kind::Exec, "May the command execute PATH?");
@@ -276,15 +326,6 @@ int main(int argc, char** argv) {
         "doctor", "Report what this machine can enforce, proven by a live probe under each mode");
     doctor->add_flag("--json", doctor_args.json, "Print the report as JSON");
 
-    // CLI11 hands "--" back to the parent app, so the command after the first
-    // "--" is split off here; without "--", prefix_command() collects it.
-    std::vector<std::string> words(argv + 1, argv + argc);
-    std::vector<std::string> after_dashes;
-    if (auto dd = std::find(words.begin(), words.end(), "--"); dd != words.end()) {
-        after_dashes.assign(dd + 1, words.end());
-        words.erase(dd, words.end());
-        if (after_dashes.empty()) after_dashes.push_back("");  // "--" with nothing after: caught below
-    }
     std::reverse(words.begin(), words.end());  // CLI11 parses a reversed vector
     try {
         app.parse(words);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -88,8 +89,8 @@ private:
     bool took_ = false;
 };
 
-// What the child needs, prepared before fork so that the child only makes
-// async-signal-safe calls.
+// What the child needs, prepared before the clone so that the child only
+// makes async-signal-safe calls.
 struct ChildSetup {
     pid_t parent;
     std::vector<char*> argv;
@@ -151,6 +152,11 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
     if (saw_eacces && (err == ENOENT || err == ENOTDIR || err == EACCES)) err = EACCES;
     child_fail(s, kStageExec, err);
 }
+
+// Big enough for child_main (a few hundred bytes of frames and execve).
+constexpr std::size_t kChildStack = 64 * 1024;
+
+int child_entry(void* setup) { child_main(*static_cast<const ChildSetup*>(setup)); }
 
 struct Pump {
     Stream which;
@@ -313,7 +319,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     ::fcntl(out_pipe.read.get(), F_SETPIPE_SZ, 1 << 20);
     auto status_pipe = exec::make_pipe();
 
-    // Everything the child needs, built before fork.
+    // Everything the child needs, built before the clone.
     std::vector<std::string> env = exec::child_environment(plan, environ);
     std::vector<std::string> argv_copy = plan.argv;
     ChildSetup setup{};
@@ -334,11 +340,17 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
 
     TerminalGuard terminal;
     const auto start = Clock::now();
-    const pid_t pid = ::fork();
-    if (pid < 0) throw Error(fmt::format("cannot start the command: fork: {}", std::strerror(errno)));
-    if (pid == 0) child_main(setup);
+    // The child runs on a stack of its own inside sbx's memory (CLONE_VM)
+    // while sbx waits (CLONE_VFORK) until it has exec'd or exited, as
+    // posix_spawn does: no page tables are copied and none torn down again.
+    // It only makes async-signal-safe calls and writes no memory of sbx's
+    // (its signal handlers are its own: CLONE_SIGHAND is not set).
+    auto child_stack = std::make_unique<char[]>(kChildStack);
+    const pid_t pid = ::clone(child_entry, child_stack.get() + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
+    if (pid < 0) throw Error(fmt::format("cannot start the command: clone: {}", std::strerror(errno)));
 
-    ::setpgid(pid, pid);  // also done by the child: whichever runs first
+    // The child made its own process group before exec (CLONE_VFORK: sbx
+    // resumes only after that).
     if (setup.take_tty) terminal.took();
     Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) {
