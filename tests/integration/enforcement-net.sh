@@ -124,7 +124,6 @@ is "limited: blocked connects are interrupted and serving goes on" "$control" "$
 # A thread flips the address between a sandbox socket and the host's while
 # connects go on: the mediator checks and connects one copy, so nothing may
 # reach the host.  The control shows that the flips do reach it unsandboxed.
-out=$("$probe" race-unix "$d/race-control.sock" "$d/host.sock" 2000 2>&1)
 races() {  # the count of raced connects the host got, once it is stable
     local before=-1 now
     now=$(grep -c '^unix race$' "$d/log")
@@ -135,7 +134,12 @@ races() {  # the count of raced connects the host got, once it is stable
     done
     echo "$now"
 }
-races_control=$(races)
+# On a loaded machine a round of 2000 flips may miss: a few rounds at most.
+for _ in 1 2 3 4 5; do
+    out=$("$probe" race-unix "$d/race-control.sock" "$d/host.sock" 2000 2>&1)
+    races_control=$(races)
+    [ "$races_control" != 0 ] && break
+done
 not_ok "control: unsandboxed, the flipped address reaches the host ($races_control times; $out)" \
     test "$races_control" = 0
 out=$(sandbox limited "$probe" race-unix "$ws/race.sock" "$d/host.sock" 2000 2>&1)
