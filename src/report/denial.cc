@@ -270,31 +270,37 @@ AuditStatus audit_status() {
     return s;
 }
 
-AuditWatch::AuditWatch() {
-    if (audit_enabled() == 0) return;  // no records would come
-    fd_ = subscribe_readlog();
-}
+// Subscribing is cheap; asking the kernel whether audit is on is not (it
+// answers from a new kernel thread), so that question waits until collect()
+// would otherwise wait for records that might never come.
+AuditWatch::AuditWatch() { fd_ = subscribe_readlog(); }
 
 std::vector<AuditRecord> AuditWatch::collect(int wait_ms) {
     std::vector<AuditRecord> out;
     if (!active()) return out;
-    if (wait_ms > 0) {
+    auto drain = [&] {
+        alignas(nlmsghdr) char buf[16384];
+        while (true) {
+            const ssize_t n = ::recv(fd_.get(), buf, sizeof buf, MSG_DONTWAIT);
+            if (n <= 0) break;
+            int left = static_cast<int>(n);
+            for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+                const int type = h->nlmsg_type;
+                if (type != kAuditLandlockAccess && type != kAuditLandlockDomain) continue;
+                const char* data = static_cast<const char*>(NLMSG_DATA(h));
+                std::size_t len = h->nlmsg_len - NLMSG_LENGTH(0);
+                while (len > 0 && (data[len - 1] == '\0' || data[len - 1] == '\n')) --len;
+                out.push_back(AuditRecord{type, std::string(data, len)});
+            }
+        }
+    };
+    drain();
+    // kauditd delivers records asynchronously: wait for the first one, but
+    // only when audit is on at all.
+    if (out.empty() && wait_ms > 0 && audit_enabled() != 0) {
         pollfd p{fd_.get(), POLLIN, 0};
         ::poll(&p, 1, wait_ms);
-    }
-    alignas(nlmsghdr) char buf[16384];
-    while (true) {
-        const ssize_t n = ::recv(fd_.get(), buf, sizeof buf, 0);
-        if (n <= 0) break;
-        int left = static_cast<int>(n);
-        for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-            const int type = h->nlmsg_type;
-            if (type != kAuditLandlockAccess && type != kAuditLandlockDomain) continue;
-            const char* data = static_cast<const char*>(NLMSG_DATA(h));
-            std::size_t len = h->nlmsg_len - NLMSG_LENGTH(0);
-            while (len > 0 && (data[len - 1] == '\0' || data[len - 1] == '\n')) --len;
-            out.push_back(AuditRecord{type, std::string(data, len)});
-        }
+        drain();
     }
     return out;
 }
