@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "fd.h"
+#include "mounts.h"
 #include "util.h"
 
 namespace sbx::helper {
@@ -44,10 +45,15 @@ std::uint64_t fs_rights(int abi) {
     return rights;
 }
 
-void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights) {
-    Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+// A writable root (resolved: no symlinks) is opened without following any,
+// so that one swapped onto its way meanwhile is refused, not granted.
+void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights, bool exact = false) {
+    Fd fd = exact ? open_exact(path, O_PATH) : Fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
     if (!fd.valid()) {
         if (errno == ENOENT) return;  // nothing to grant on a path that is not there
+        if (errno == ELOOP && exact)
+            fail(kStep, "the writable root " + path + " is reached through a symlink now (it changed after it was resolved)",
+                 "retry the command");
         fail_errno(kStep, "open " + path);
     }
     struct stat st {};
@@ -93,7 +99,7 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
     if (filesystem) {
         const std::uint64_t all = attr.handled_access_fs;
         for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, kFsExecute | kFsReadFile | kFsReadDir);
-        for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all);
+        for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all, true);
     }
     const std::uint32_t flags = abi >= 7 ? kRestrictSelfLogNewExecOn : 0;
     if (::syscall(SYS_landlock_restrict_self, ruleset.get(), flags) != 0)

@@ -1,15 +1,21 @@
 #include "mounts.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -26,15 +32,37 @@ bool is_under(const std::string& path, const std::string& root) {
            path[root.size()] == '/';
 }
 
-bool exists(const std::string& path) {
-    struct stat st {};
-    return ::lstat(path.c_str(), &st) == 0;
+std::string parent_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+std::string name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-Fd clone_tree(const std::string& path, unsigned extra_flags = 0) {
-    Fd fd(::open_tree(AT_FDCWD, path.c_str(),
-                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | extra_flags));
+Identity identity_of(const Fd& fd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) fail_errno(kStep, "fstat " + path);
+    return {st.st_dev, st.st_ino};
+}
+
+[[noreturn]] void changed(const std::string& path) {
+    fail(kStep, path + " is not where it was resolved (renamed, or a symlink on its way, while the sandbox was set up)",
+         "retry the command; make sure no other process renames its parent directories");
+}
+
+// A path opened in pid 1 again: it must still be what the host opened.
+Fd reopen(const std::string& path, Identity expected, int flags) {
+    Fd fd = open_exact(path, flags);
+    if (!fd.valid() || identity_of(fd, path) != expected) changed(path);
+    return fd;
+}
+
+// A detached clone of what name names in dir (dir itself for ""), without
+// following a last symlink.
+Fd clone_at(const Fd& dir, const std::string& name, const std::string& path, unsigned flags) {
+    Fd fd(::open_tree(dir.get(), name.c_str(),
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags |
+                          (name.empty() ? AT_EMPTY_PATH : 0U)));
     if (!fd.valid()) fail_errno(kStep, "open_tree " + path, "check that the path is reachable");
     return fd;
 }
@@ -47,91 +75,283 @@ void set_readonly(int fd, const char* path, unsigned flags) {
                    "the kernel needs mount_setattr (Linux 5.12 or later)");
 }
 
-void attach(const Fd& tree, const std::string& path) {
-    if (::move_mount(tree.get(), "", AT_FDCWD, path.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+// Mounts tree on what name names in dir (dir itself for ""); a last symlink
+// is not followed.
+void attach_at(const Fd& tree, const Fd& dir, const std::string& name, const std::string& path) {
+    if (::move_mount(tree.get(), "", dir.get(), name.c_str(),
+                     MOVE_MOUNT_F_EMPTY_PATH | (name.empty() ? MOVE_MOUNT_T_EMPTY_PATH : 0U)) != 0)
         fail_errno(kStep, "move_mount onto " + path);
 }
 
-void bind_readonly(const std::string& path) {
-    Fd tree = clone_tree(path);
+void bind_readonly_at(const Fd& dir, const std::string& name, const std::string& path) {
+    Fd tree = clone_at(dir, name, path, AT_RECURSIVE);
     set_readonly(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE);
-    attach(tree, path);
+    attach_at(tree, dir, name, path);
 }
 
-void pin_symlink(const std::string& path) {
-    // A mount point cannot be removed, renamed or replaced.
-    Fd link(::open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
-    if (!link.valid() || ::move_mount(link.get(), "", AT_FDCWD, path.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
-        fail_errno(kStep, "cannot pin the protected symlink " + path,
+// A mount point cannot be removed, renamed or replaced.
+void pin_symlink(const Fd& dir, const std::string& name, const std::string& path) {
+    Fd link(::open_tree(dir.get(), name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+    if (!link.valid() || ::move_mount(link.get(), "", dir.get(), name.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        fail_errno(kStep, "cannot pin the symlink " + path,
                    "replace the symlink with a directory, or --unprotect its name");
 }
 
-// Binds an existing protected path read-only (pinning it when a symlink).
-void protect_existing(const std::string& path) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0)
-        fail_errno(kStep, "the protected path " + path + " changed while the sandbox was set up", "retry the command");
-    if (!S_ISLNK(st.st_mode)) {
-        bind_readonly(path);
-        return;
-    }
-    pin_symlink(path);
-    // What it points to stays read-only too.
-    char target[PATH_MAX];
-    if (::realpath(path.c_str(), target) == nullptr)
-        fail(kStep, "the protected symlink " + path + " points to nothing",
-             "remove or fix the symlink, or --unprotect its name");
-    bind_readonly(target);
+Fd open_parent(const std::string& path) {
+    Fd dir = open_exact(parent_of(path), O_PATH | O_DIRECTORY);
+    if (!dir.valid()) changed(path);
+    return dir;
 }
 
-bool is_placeholder(const std::string& path) {
+// Binds an existing protected path read-only (pinning it when a symlink).
+void protect_existing(const Fd& dir, const std::string& path, const std::vector<std::string>& roots) {
+    const std::string name = name_of(path);
+    struct stat st {};
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) changed(path);
+    if (!S_ISLNK(st.st_mode)) {
+        bind_readonly_at(dir, name, path);
+        return;
+    }
+    pin_symlink(dir, name, path);
+    // What it points to stays read-only too.
+    char target[PATH_MAX];
+    if (::realpath(path.c_str(), target) != nullptr) {
+        Fd fd = open_exact(target, O_PATH | O_NOFOLLOW);
+        if (!fd.valid()) changed(target);
+        bind_readonly_at(fd, "", target);
+        return;
+    }
+    // It points to nothing: harmless, pinned as it is, unless what it names
+    // could be created in a writable root.
+    const ssize_t n = ::readlinkat(dir.get(), name.c_str(), target, sizeof target - 1);
+    std::string missing = n > 0 ? std::string(target, static_cast<std::size_t>(n)) : std::string("/");
+    if (missing[0] != '/') missing = parent_of(path) + "/" + missing;
+    char existing[PATH_MAX];
+    while (::realpath(missing.c_str(), existing) == nullptr && missing != "/") missing = parent_of(missing);
+    const std::string where = existing;
+    if (std::any_of(roots.begin(), roots.end(),
+                    [&](const std::string& r) { return where == r || is_under(where, r); }))
+        fail(kStep, "the protected symlink " + path + " points to nothing that exists, inside a writable root",
+             "remove or fix the symlink, or --unprotect its name");
+}
+
+bool is_placeholder(const Fd& dir, const std::string& name) {
     char target[64];
-    const ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+    const ssize_t n = ::readlinkat(dir.get(), name.c_str(), target, sizeof target);
     return n > 0 && std::string_view(target, static_cast<std::size_t>(n)) == kPlaceholderTarget;
 }
 
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
+
+std::string join_path(const std::string& dir, const std::string& name) {
+    return dir == "/" ? "/" + name : dir + "/" + name;
 }
 
+// The innermost writable root that strictly contains path ("" when none).
+std::string enclosing_root(const std::vector<std::string>& roots, const std::string& path) {
+    std::string best;
+    for (const auto& root : roots)
+        if (is_under(path, root) && root.size() > best.size()) best = root;
+    return best;
+}
+
+// The mounts that hold in place what lies between a writable root and a
+// nested root or a protected path below its top: a directory or symlink that
+// is a mount point cannot be renamed, removed or replaced (EBUSY).
+struct Pins {
+    struct Pin {
+        std::string path;
+        bool link = false;
+    };
+    const std::vector<std::string>& roots;
+    const std::vector<std::string>& protected_paths;  // mounted anyway
+    std::vector<Pin> list;
+
+    void add(const std::string& path, bool link) {
+        if (enclosing_root(roots, path).empty()) return;  // read-only already
+        if (std::find(roots.begin(), roots.end(), path) != roots.end()) return;
+        if (std::find(protected_paths.begin(), protected_paths.end(), path) != protected_paths.end()) return;
+        for (const auto& pin : list)
+            if (pin.path == path) return;
+        list.push_back({path, link});
+    }
+
+    // Every directory strictly between the innermost root holding path and path.
+    void between(const std::string& path) {
+        const std::string root = enclosing_root(roots, path);
+        if (root.empty()) return;
+        for (auto slash = path.find('/', root.size() + 1); slash != std::string::npos;
+             slash = path.find('/', slash + 1))
+            add(path.substr(0, slash), false);
+    }
+
+    // Every directory and symlink on the literal path `target` (relative to
+    // the directory dir, which has no symlinks), following the symlinks.
+    // Returns where it leads, "" when a component is missing.
+    std::string follow(const std::string& dir, std::string_view target, int depth = 0) {
+        if (depth > 16)
+            fail(kStep, "too many symlinks on the way to a protected path from " + dir,
+                 "shorten the chain of symlinks, or --unprotect the name");
+        std::string cur = !target.empty() && target[0] == '/' ? std::string("/") : dir;
+        while (!target.empty()) {
+            const auto slash = target.find('/');
+            const std::string_view comp = target.substr(0, slash);
+            target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash + 1);
+            if (comp.empty() || comp == ".") continue;
+            if (comp == "..") {
+                cur = parent_of(cur);
+                continue;
+            }
+            const std::string next = join_path(cur, std::string(comp));
+            struct stat st {};
+            if (::lstat(next.c_str(), &st) != 0) return {};
+            if (S_ISLNK(st.st_mode)) {
+                add(next, true);
+                char link[PATH_MAX];
+                const ssize_t n = ::readlink(next.c_str(), link, sizeof link);
+                if (n <= 0) return {};
+                cur = follow(cur, std::string_view(link, static_cast<std::size_t>(n)), depth + 1);
+                if (cur.empty()) return {};
+            } else {
+                if (S_ISDIR(st.st_mode)) add(next, false);
+                cur = next;
+            }
+        }
+        return cur;
+    }
+};
+
+// The directory a `.git` file names ("gitdir: DIR"), "" when none.
+std::string gitdir_of(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (!fd.valid()) return {};
+    char buf[4096];
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n <= 0) return {};
+    std::istringstream in(std::string(buf, static_cast<std::size_t>(n)));
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("gitdir:", 0) != 0) continue;
+        const auto first = line.find_first_not_of(" \t", 7);
+        const auto last = line.find_last_not_of(" \t\r");
+        if (first == std::string::npos) return {};
+        return line.substr(first, last - first + 1);
+    }
+    return {};
+}
+
+// A mount of a directory on itself: it stays as writable as it was.
+void pin_directory(const std::string& path) {
+    Fd dir = open_exact(path, O_PATH | O_DIRECTORY);
+    if (!dir.valid()) changed(path);
+    Fd tree(::open_tree(dir.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+    if (!tree.valid() ||
+        ::move_mount(tree.get(), "", dir.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+        fail_errno(kStep, "cannot pin " + path + ", which lies between a writable root and a nested root or protected path",
+                   "retry the command, or use a workspace outside the other writable roots");
+}
+
+// The pid holding a lock on the file fd refers to, from /proc/locks ("" when
+// none is listed: a holder in another pid namespace, say).
+std::string lock_holder(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return {};
+    Fd locks(::open("/proc/locks", O_RDONLY | O_CLOEXEC));
+    if (!locks.valid()) return {};
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(locks.get(), buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" after the number.
+    char id[64];
+    std::snprintf(id, sizeof id, "%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev),
+                  static_cast<unsigned long long>(st.st_ino));
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream fields(line);
+        std::string number, type, advisory, mode, pid, file;
+        if (!(fields >> number >> type >> advisory >> mode >> pid >> file) || type == "->") continue;
+        if (file == id) return pid;
+    }
+    return {};
+}
 
 }  // namespace
+
+Fd open_exact(const std::string& path, int flags) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    for (;;) {
+        const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+        if (fd >= 0) return Fd(static_cast<int>(fd));
+        if (errno != EAGAIN && errno != EINTR) return Fd();
+    }
+}
 
 const ProtectedPaths::Directory& ProtectedPaths::lock_directory(const std::string& path) {
     for (const auto& dir : directories_)
         if (dir.path == path) return dir;
-    Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd.valid()) fail_errno(kStep, "open " + path, "the writable root must be a readable directory");
-    while (::flock(fd.get(), LOCK_SH) != 0)
-        if (errno != EINTR) fail_errno(kStep, "flock " + path);
-    directories_.push_back({path, std::move(fd)});
+    Fd fd = open_exact(path, O_RDONLY | O_DIRECTORY);
+    if (!fd.valid()) {
+        if (errno == ELOOP) changed(path);
+        fail_errno(kStep, "open " + path, "the writable root must be a readable directory");
+    }
+    const Identity id = identity_of(fd, path);
+    // Never wait for long: any local user can lock /tmp or /dev/shm.  Without
+    // the lock, another run could remove our placeholders: refuse instead.
+    for (int attempt = 0; ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0; ++attempt) {
+        if (errno != EWOULDBLOCK && errno != EINTR) fail_errno(kStep, "flock " + path);
+        if (attempt == 100) {
+            const std::string holder = lock_holder(fd.get());
+            fail(kStep,
+                 "the directory " + path + ", which holds protected paths, is locked (flock LOCK_EX) by " +
+                     (holder.empty() ? std::string("another process") : "process " + holder),
+                 "end that process, or use a workspace outside " + path);
+        }
+        ::usleep(10000);
+    }
+    directories_.push_back({path, std::move(fd), id});
     return directories_.back();
 }
 
 ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
-    std::vector<std::string> roots;
-    for (const auto& root : policy.writable)
-        if (exists(root.path)) roots.push_back(root.path);
+    // Each root opened once, without following symlinks (its path has none
+    // once resolved): pid 1 checks that it finds the same directory there.
     for (const auto& root : policy.writable) {
-        if (!exists(root.path)) continue;
+        Fd fd = open_exact(root.path, O_PATH);
+        if (!fd.valid()) {
+            if (errno == ENOENT) continue;
+            if (errno == ELOOP) changed(root.path);
+            fail_errno(kStep, "open " + root.path);
+        }
+        roots_.push_back({root.path, identity_of(fd, root.path)});
+    }
+    for (const auto& root : policy.writable) {
+        if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; }))
+            continue;
         for (const auto& path : root.protected_paths) {
-            const bool inside = std::any_of(roots.begin(), roots.end(),
-                                            [&](const std::string& r) { return is_under(path, r); });
+            const bool inside = std::any_of(roots_.begin(), roots_.end(),
+                                            [&](const Root& r) { return is_under(path, r.path); });
             if (!inside) continue;  // already read-only
             if (std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.path == path; }))
                 continue;
-            lock_directory(parent_of(path));  // before looking: no run removes placeholders meanwhile
-            if (!exists(path)) {
+            // Before looking: no run removes placeholders meanwhile.
+            const Directory& dir = lock_directory(parent_of(path));
+            const std::string name = name_of(path);
+            struct stat st {};
+            if (::fstatat(dir.lock.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
                 if (errno != ENOENT) fail_errno(kStep, "lstat " + path);
-                if (::symlink(kPlaceholderTarget, path.c_str()) != 0 && errno != EEXIST) {
+                if (::symlinkat(kPlaceholderTarget, dir.lock.get(), name.c_str()) == 0) {
+                    // Ours, just made (pid 1 checks it again before pinning it).
+                    entries_.push_back({path, true, dir.id});
+                    continue;
+                }
+                if (errno != EEXIST) {
                     // The command has our uid and no capability: it cannot create it either.
                     if (errno == EACCES || errno == EPERM || errno == EROFS) continue;
                     fail_errno(kStep, "creating the placeholder " + path,
                                "create the parent directory, or --unprotect the name");
                 }
             }
-            entries_.push_back({path, is_placeholder(path)});
+            entries_.push_back({path, is_placeholder(dir.lock, name), dir.id});
         }
     }
 }
@@ -140,8 +360,8 @@ ProtectedPaths::~ProtectedPaths() {
     for (const auto& dir : directories_) {
         if (::flock(dir.lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // another run still uses it
         for (const auto& entry : entries_)
-            if (entry.placeholder && parent_of(entry.path) == dir.path && is_placeholder(entry.path))
-                (void)::unlink(entry.path.c_str());
+            if (entry.placeholder && parent_of(entry.path) == dir.path && is_placeholder(dir.lock, name_of(entry.path)))
+                (void)::unlinkat(dir.lock.get(), name_of(entry.path).c_str(), 0);
     }
 }
 
@@ -153,32 +373,79 @@ void make_mounts_private() {
 void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
     make_mounts_private();
 
-    // The writable roots that exist, parents before children.
-    std::vector<std::string> roots;
-    for (const auto& root : policy.writable) {
+    for (const auto& root : policy.writable)
         if (root.path == "/")
             fail(kStep, "'/' cannot be a writable root of a sandboxed filesystem", "use external-sandbox");
-        if (exists(root.path)) roots.push_back(root.path);
-    }
-    std::stable_sort(roots.begin(), roots.end(),
-                     [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
-
+    // The writable roots that exist, parents before children, each cloned
+    // from what the host opened (checked again) while it is still writable.
+    std::vector<ProtectedPaths::Root> found = protect.roots();
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto& a, const auto& b) { return a.path.size() < b.path.size(); });
+    std::vector<std::string> roots;
     std::vector<Fd> trees;
-    trees.reserve(roots.size());
-    for (const auto& root : roots) trees.push_back(clone_tree(root));
+    roots.reserve(found.size());
+    trees.reserve(found.size());
+    for (const auto& root : found) {
+        roots.push_back(root.path);
+        trees.push_back(clone_at(reopen(root.path, root.id, O_PATH), "", root.path, AT_RECURSIVE));
+    }
+
+    // What must hold still besides the roots and protected paths: the
+    // directories between a writable root and a nested root, and every
+    // directory and symlink from a root down to a protected path below its
+    // top (a gitdir in sub/gd, `.codex -> sub/cfg`, `gitdir: link/gd`).
+    std::vector<std::string> protected_paths;
+    for (const auto& entry : protect.entries()) protected_paths.push_back(entry.path);
+    Pins pins{roots, protected_paths, {}};
+    for (const auto& root : roots) pins.between(root);
+    for (const auto& entry : protect.entries()) {
+        if (entry.placeholder) continue;
+        pins.between(entry.path);
+        struct stat st {};
+        if (::lstat(entry.path.c_str(), &st) != 0) continue;  // protect_existing refuses
+        if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            const ssize_t n = ::readlink(entry.path.c_str(), target, sizeof target);
+            if (n > 0) pins.follow(parent_of(entry.path), std::string_view(target, static_cast<std::size_t>(n)));
+        } else if (S_ISREG(st.st_mode) && entry.path.ends_with("/.git")) {
+            const std::string gitdir = gitdir_of(entry.path);
+            if (!gitdir.empty()) pins.follow(parent_of(entry.path), gitdir);
+        }
+    }
 
     set_readonly(AT_FDCWD, "/", AT_RECURSIVE);
 
-    for (std::size_t i = 0; i < roots.size(); ++i) attach(trees[i], roots[i]);
+    // Roots and pins, parents first: a pin is taken from the root holding it.
+    struct Step {
+        const std::string* path;
+        std::size_t tree;  // roots.size() for a pin
+        bool link;
+    };
+    std::vector<Step> steps;
+    steps.reserve(roots.size() + pins.list.size());
+    for (std::size_t i = 0; i < roots.size(); ++i) steps.push_back({&roots[i], i, false});
+    for (const auto& pin : pins.list) steps.push_back({&pin.path, roots.size(), pin.link});
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const Step& a, const Step& b) { return a.path->size() < b.path->size(); });
+    for (const auto& step : steps) {
+        if (step.tree < roots.size()) {
+            attach_at(trees[step.tree], reopen(*step.path, found[step.tree].id, O_PATH), "", *step.path);
+        } else if (step.link) {
+            pin_symlink(open_parent(*step.path), name_of(*step.path), *step.path);
+        } else {
+            pin_directory(*step.path);
+        }
+    }
 
     for (const auto& entry : protect.entries()) {
+        const Fd dir = reopen(parent_of(entry.path), entry.parent, O_PATH | O_DIRECTORY);
         if (entry.placeholder) {
-            if (!is_placeholder(entry.path))
+            if (!is_placeholder(dir, name_of(entry.path)))
                 fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up",
                      "retry the command");
-            pin_symlink(entry.path);
+            pin_symlink(dir, name_of(entry.path), entry.path);
         } else {
-            protect_existing(entry.path);
+            protect_existing(dir, entry.path, roots);
         }
     }
 }

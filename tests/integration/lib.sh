@@ -8,6 +8,7 @@
 #   ok DESC CMD...         a test that passes when CMD succeeds
 #   not_ok DESC CMD...     a test that passes when CMD fails
 #   is DESC EXPECTED GOT   a test that passes when the strings are equal
+#   todo REASON DESC CMD...  a known, documented hole (TAP TODO; like not_ok)
 #   skip DESC REASON       a skipped test
 #   scratch                a fresh directory, removed at exit (echoes its path)
 #   done_testing           prints the plan; exits non-zero if anything failed
@@ -43,6 +44,19 @@ not_ok() {
 is() {
     if [ "$2" = "$3" ]; then _tap_result ok "$1"; else _tap_result fail "$1" "expected: $2
 got:      $3"; fi
+}
+
+# A check of a known, documented hole: reported as TAP "TODO", so it shows
+# in every run without failing the suite until the hole is closed.
+#   todo REASON DESC CMD...   (passes when CMD fails, like not_ok)
+todo() {
+    local reason=$1 desc=$2; shift 2
+    _tap_n=$((_tap_n + 1))
+    if "$@" >/dev/null 2>&1; then
+        echo "not ok $_tap_n - $desc # TODO $reason"
+    else
+        echo "ok $_tap_n - $desc # TODO $reason"
+    fi
 }
 
 skip() {
