@@ -7,11 +7,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-helper=${SBX_LINUX_SANDBOX_EXE:-}
-if [ -z "$helper" ] || [ ! -x "$helper" ]; then
-    echo "Bail out! SBX_LINUX_SANDBOX_EXE is not an executable helper"
-    exit 1
-fi
+require_helper
 d=$(scratch)
 ws=$d/ws
 mkdir -p "$ws/mnt"

@@ -85,6 +85,15 @@ done_testing() {
     [ "$_tap_failed" -eq 0 ]
 }
 
+# Sets $helper to the helper under test, or bails out when there is none.
+require_helper() {
+    helper=${SBX_LINUX_SANDBOX_EXE:-}
+    if [ -z "$helper" ] || [ ! -x "$helper" ]; then
+        echo "Bail out! SBX_LINUX_SANDBOX_EXE is not an executable helper"
+        exit 1
+    fi
+}
+
 # Run a command as the unprivileged user 65534 (used by unprivileged.sh).
 as_nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env -- \

@@ -10,11 +10,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-helper=${SBX_LINUX_SANDBOX_EXE:-}
-if [ -z "$helper" ] || [ ! -x "$helper" ]; then
-    echo "Bail out! SBX_LINUX_SANDBOX_EXE is not an executable helper"
-    exit 1
-fi
+require_helper
 d=$(scratch)
 if ! cc -O1 -o "$d/probe" "$here/progs/redteam-probe.c" 2>"$d/cc.log"; then
     echo "Bail out! cannot compile redteam-probe.c: $(head -3 "$d/cc.log")"
