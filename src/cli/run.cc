@@ -172,11 +172,12 @@ int report(const RunArgs& args, const RunReport& r) {
 
 int run_command(const RunArgs& args) {
     Runner runner(args, resolve_policy_args(args.policy, args.command.cwd));
-    if (args.dry_run) return dry_run(runner, args);
-
+    // Bad approval options (an unknown mode, a malformed rules file) are
+    // refused before anything runs, --dry-run included.
     const auto& ap = args.approval;
     const approval::ApprovalSettings settings = approval::settings_from_args(
         ap.ask_for_approval, ap.reject, ap.approver, ap.session, ap.rules_files, ap.escalate, ap.justification);
+    if (args.dry_run) return dry_run(runner, args);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy()};
 
     // The approval flow strings the attempts together: sandboxed first (or
@@ -192,6 +193,9 @@ int run_command(const RunArgs& args) {
         write_out(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
         return o.refused_exit.value_or(125);
     }
+
+    if (args.format == OutputFormat::Text && o.escalated && o.attempts > 1)
+        write_out(STDERR_FILENO, "sbx: ran the command again without the sandbox, as approved\n");
 
     RunReport r;
     r.command = args.command.argv;

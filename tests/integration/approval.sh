@@ -245,4 +245,18 @@ is "a session name with / is refused" 125 "$?"
 "$SBX" run -a sometimes -- true 2>/dev/null
 is "an unknown mode is refused" 125 "$?"
 
+# --- text mode and --dry-run ---------------------------------------------------
+outside=$(scratch)
+chmod 755 "$outside"
+rm -f "$outside/text-retry"
+"$SBX" run -p read-only -a on-failure --approver "$yes_prog" -C "$ws" -- \
+    sh -c "touch '$outside/text-retry'" >/dev/null 2>"$state/text-retry.err"
+is "text mode: an approved retry created the file" yes "$([ -e "$outside/text-retry" ] && echo yes || echo no)"
+ok "text mode: a note says the command ran again without the sandbox" \
+    grep -qx "sbx: ran the command again without the sandbox, as approved" "$state/text-retry.err"
+printf '{"rules":[{"pattern":[],"decision":"allow"}]}' >"$state/bad-rules.json"
+"$SBX" run --dry-run --rules "$state/bad-rules.json" -- true >/dev/null 2>"$state/dry.err"
+is "--dry-run still refuses a malformed rules file (125)" 125 $?
+ok "... naming the file and the rule" grep -q "rules $state/bad-rules.json: rule 1" "$state/dry.err"
+
 done_testing
