@@ -32,6 +32,7 @@
 #include "cli/options.h"
 #include "platform/plan.h"
 #include "policy/policy.h"
+#include "report/denial.h"
 
 extern char** environ;
 
@@ -97,7 +98,14 @@ json audit_facts() {
         where = kernel_log ? "no auditd: Landlock records go to the kernel log (rate-limited), readable here"
                            : "no auditd: Landlock records go to the kernel log, which this user may not read "
                              "(kernel.dmesg_restrict)";
-    audit["summary"] = where;
+    // What sbx itself reads: the audit netlink log (report/denial.h).
+    const AuditStatus status = audit_status();
+    audit["enabled"] = status.enabled;
+    audit["readable_by_sbx"] = status.readable;
+    audit["denials_listed"] = status.enabled && status.readable;
+    audit["records"] = where;
+    audit["summary"] = fmt::format("exact denials {}: {}", status.enabled && status.readable ? "listed" : "not listed",
+                                   status.detail);
     return audit;
 }
 
