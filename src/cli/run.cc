@@ -15,6 +15,7 @@
 
 #include "approval/orchestrator.h"
 #include "cli/options.h"
+#include "exec/process.h"
 #include "exec/supervisor.h"
 #include "platform/plan.h"
 #include "report/denial.h"
@@ -50,6 +51,25 @@ struct Attempt {
     DenialAnalysis denial;
     bool sandboxed = false;  // a sandbox was applied (plan.sandbox != "none")
 };
+
+// The helper's refusal line ("codex-linux-sandbox: STEP: REASON; FIX") when it
+// exited 125 without running the command.
+std::optional<std::string> helper_refusal(const Attempt& a) {
+    if (!a.sandboxed || a.plan.sandbox != "linux" || a.result.exit_code != 125) return std::nullopt;
+    constexpr std::string_view prefix = "codex-linux-sandbox: ";
+    const std::string& err = a.result.err.tail.empty() ? a.result.err.shown : a.result.err.tail;
+    std::optional<std::string> found;
+    std::size_t start = 0;
+    while (start < err.size()) {
+        std::size_t end = err.find('\n', start);
+        if (end == std::string::npos) end = err.size();
+        std::string_view line(err.data() + start, end - start);
+        if (line.starts_with(prefix) && !line.substr(prefix.size()).starts_with("note:"))
+            found = std::string(line.substr(prefix.size()));
+        start = end + 1;
+    }
+    return found;
+}
 
 class Runner {
 public:
@@ -111,6 +131,12 @@ public:
                 const std::string rest = chunkers[s == Stream::Stdout ? 0 : 1].finish();
                 if (!rest.empty()) write_out(STDOUT_FILENO, json_line(output_event(s, rest)));
             }
+        }
+        if (auto why = helper_refusal(a)) {
+            // The sandbox could not be applied and nothing ran: sbx's own
+            // failure (125), not a denial of something the command did.
+            write_out(STDERR_FILENO, fmt::format("sbx: the sandbox could not be applied: {}\n", *why));
+            return a;
         }
         a.denial = analyze_denial(a.result, a.sandboxed);
         if (audit && audit->active()) {
@@ -205,6 +231,12 @@ int run_command(const RunArgs& args) {
     r.result = std::move(last->result);
     r.denial = std::move(last->denial);
     r.escalated = o.escalated;
+    // Where no mount namespace can be made the helper refuses, or with
+    // --allow-unprotected runs with Landlock and seccomp alone: say what that
+    // left out (the helper also says so on stderr).
+    if (r.sandbox == "linux" && r.policy.allow_unprotected && r.policy.sandboxed_filesystem() &&
+        !exec::can_make_mount_namespace())
+        r.not_enforced = {"protected paths", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"};
     r.approval = o.approval;
     return report(args, r);
 }

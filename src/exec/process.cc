@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -169,6 +170,19 @@ std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms) {
         if (std::chrono::steady_clock::now() >= until) return remaining;
         std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
+}
+
+bool can_make_mount_namespace() {
+    const pid_t pid = ::fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+        const bool ok = ::unshare(CLONE_NEWNS) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
+        ::_exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace sbx::exec

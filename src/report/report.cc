@@ -136,6 +136,7 @@ nlohmann::json result_json(const RunReport& r) {
         {"denials", denials},
         {"escalated", r.escalated},
         {"approval", r.approval},
+        {"not_enforced", r.not_enforced},
     };
 }
 

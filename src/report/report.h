@@ -25,6 +25,9 @@ struct RunReport {
     DenialAnalysis denial;
     bool escalated = false;            // the approval flow ran it unsandboxed
     nlohmann::json approval;           // section 7's record; null when nothing was asked
+    // What the sandbox could not enforce (the --allow-unprotected fallback
+    // where no mount namespace can be made); empty when everything was.
+    std::vector<std::string> not_enforced;
 };
 
 // Invalid UTF-8 replaced by U+FFFD (one per maximal invalid subpart).

@@ -241,6 +241,19 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     not_ok "sbx run refuses a first .sbx" "$SBX" run -p workspace-write -C "$ws" -- mkdir .sbx
     is "outside file unchanged after sbx run" "original" "$(content "$out/f")"
     is "no sbx-ro file" "<missing>" "$(content "$ws/sbx-ro")"
+    is "sbx run: nothing is listed as not enforced when every layer applies" "[]" \
+        "$("$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
+    if unshare -U true 2>/dev/null; then
+        # No user namespaces (as above): sbx refuses with its own one line ...
+        err=$(unshare -U "$SBX" run -p workspace-write -C "$ws" -- sh -c 'echo x > sbx-no-userns' 2>&1 >/dev/null); rc=$?
+        is "sbx run without user namespaces: refused with 125" 125 "$rc"
+        is "... nothing ran" "<missing>" "$(content "$ws/sbx-no-userns")"
+        is "... with one 'sbx: ' line naming the cause and the fix" 1 \
+            "$(grep -c '^sbx: the sandbox could not be applied: namespaces: .*--allow-unprotected' <<<"$err")"
+        # ... and with --allow-unprotected the JSON result says what was left out.
+        is "sbx run --allow-unprotected: the result lists what is not enforced" '["protected paths", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"]' \
+            "$(unshare -U "$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
+    fi
 else
     skip "sbx run" "sbx run is not available"
 fi

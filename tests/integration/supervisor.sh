@@ -183,8 +183,8 @@ is "only fds 0-2 reach the command" "0 1 2 3" \
 # --- --json and --events ---------------------------------------------------------
 out=$("$SBX" run "${full[@]}" --json -- sh -c 'echo out; printf "e\377" >&2; exit 4')
 is "--json: the exit status" 4 $?
-is "--json: every field of section 4" \
-    "approval,command,cwd,denials,duration_ms,escalated,exit_code,policy,sandbox,sandbox_denied,signal,stderr,stderr_bytes,stderr_truncated,stdout,stdout_bytes,stdout_truncated,timed_out" \
+is "--json: every field of section 4, and not_enforced" \
+    "approval,command,cwd,denials,duration_ms,escalated,exit_code,not_enforced,policy,sandbox,sandbox_denied,signal,stderr,stderr_bytes,stderr_truncated,stdout,stdout_bytes,stdout_truncated,timed_out" \
     "$(jq -r 'keys | join(",")' <<<"$out")"
 is "--json: stdout and stderr (invalid UTF-8 replaced)" "$(printf 'out\n|e\357\277\275')" "$(jq -j '.stdout + "|" + .stderr' <<<"$out")"
 is "--json: values" "4 4 2 none danger-full-access false null false never []" \

@@ -57,9 +57,11 @@ TEST_CASE("the JSON result has every field of section 4") {
     const auto j = result_json(r);
     for (const char* key : {"command", "cwd", "sandbox", "policy", "exit_code", "signal", "timed_out", "duration_ms",
                             "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
-                            "stderr_bytes", "sandbox_denied", "denials", "escalated", "approval"})
+                            "stderr_bytes", "sandbox_denied", "denials", "escalated", "approval",
+                            "not_enforced"})
         CHECK(j.contains(key));
-    CHECK(j.size() == 18);
+    CHECK(j.size() == 19);
+    CHECK(j["not_enforced"] == nlohmann::json::array());
     CHECK(j["command"] == nlohmann::json{"touch", "/etc/x"});
     CHECK(j["signal"].is_null());
     CHECK(j["approval"].is_null());
