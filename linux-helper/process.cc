@@ -39,34 +39,37 @@ int exit_code_of(int status) {
     return 125;
 }
 
-void send_fd(int socket, int fd) {
+// One byte of data with room for one SCM_RIGHTS descriptor (not copyable:
+// msg points into the object itself).
+struct FdMessage {
     char byte = 0;
     iovec iov{&byte, 1};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
     msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    FdMessage() {
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+    }
+    FdMessage(const FdMessage&) = delete;
+    FdMessage& operator=(const FdMessage&) = delete;
+};
+
+void send_fd(int socket, int fd) {
+    FdMessage m;
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&m.msg);
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
     cmsg->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-    if (::sendmsg(socket, &msg, MSG_NOSIGNAL) != 1) fail_errno("seccomp", "passing the listener to pid 1");
+    if (::sendmsg(socket, &m.msg, MSG_NOSIGNAL) != 1) fail_errno("seccomp", "passing the listener to pid 1");
 }
 
 Fd receive_fd(int socket) {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC) <= 0) return Fd();
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    FdMessage m;
+    if (::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC) <= 0) return Fd();
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg); c != nullptr; c = CMSG_NXTHDR(&m.msg, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
             int fd = -1;
             std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
