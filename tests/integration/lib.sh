@@ -15,7 +15,6 @@
 set -u
 _tap_n=0
 _tap_failed=0
-_scratch_dirs=()
 
 _tap_result() {  # status desc [diagnostic]
     _tap_n=$((_tap_n + 1))
@@ -64,19 +63,18 @@ skip() {
     echo "ok $_tap_n - $1 # SKIP $2"
 }
 
+# Every scratch directory lives under one root made here, in the script's own
+# shell: `$(scratch)` runs in a subshell, which could not record its result.
+_scratch_root=$(mktemp -d "${SBX_TEST_TMP:-/var/tmp}/sbx-test.XXXXXX") || exit 1
+chmod 755 "$_scratch_root"
+
 scratch() {
-    local d
-    d=$(mktemp -d "${SBX_TEST_TMP:-/var/tmp}/sbx-test.XXXXXX")
-    _scratch_dirs+=("$d")
-    echo "$d"
+    mktemp -d "$_scratch_root/XXXXXX"
 }
 
 _cleanup_scratch() {
-    local d
-    for d in "${_scratch_dirs[@]}"; do
-        chmod -R u+w "$d" 2>/dev/null
-        rm -rf "$d"
-    done
+    chmod -R u+w "$_scratch_root" 2>/dev/null
+    rm -rf "$_scratch_root"
 }
 trap _cleanup_scratch EXIT
 
