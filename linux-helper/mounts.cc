@@ -227,15 +227,7 @@ std::string gitdir_of(const std::string& path) {
     char buf[4096];
     const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n <= 0) return {};
-    std::istringstream in(std::string(buf, static_cast<std::size_t>(n)));
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("gitdir:", 0) != 0) continue;
-        const auto first = line.find_first_not_of(" \t", 7);
-        const auto last = line.find_last_not_of(" \t\r");
-        if (first == std::string::npos) return {};
-        return line.substr(first, last - first + 1);
-    }
-    return {};
+    return gitdir_of_text(std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
 // A mount of a directory on itself: it stays as writable as it was.

@@ -88,30 +88,20 @@ std::vector<std::string> protected_paths_of(const std::string& root,
         // A `.git` file ("gitdir: DIR") points at the real git directory.
         if (name == ".git" && !env.is_directory(path)) {
             auto text = env.read_file(path);
-            if (!text) continue;
-            std::istringstream in(*text);
-            std::string line;
-            while (std::getline(in, line)) {
-                if (!line.starts_with("gitdir:")) continue;
-                std::string dir = line.substr(7);
-                auto first = dir.find_first_not_of(" \t");
-                auto last = dir.find_last_not_of(" \t\r");
-                if (first == std::string::npos) break;
-                dir = dir.substr(first, last - first + 1);
-                std::string abs = join(root, dir);
-                std::string gitdir = env.realpath(abs).value_or(abs);
-                out.push_back(gitdir);
-                // A worktree's gitdir names the repository it belongs to in
-                // "commondir"; that one holds the hooks and the config.
-                if (auto common = env.read_file(gitdir + "/commondir")) {
-                    std::string c = *common;
-                    while (!c.empty() && (c.back() == '\n' || c.back() == '\r')) c.pop_back();
-                    if (!c.empty()) {
-                        std::string cabs = join(gitdir, c);
-                        out.push_back(env.realpath(cabs).value_or(cabs));
-                    }
+            const std::string dir = text ? gitdir_of_text(*text) : "";
+            if (dir.empty()) continue;
+            std::string abs = join(root, dir);
+            std::string gitdir = env.realpath(abs).value_or(abs);
+            out.push_back(gitdir);
+            // A worktree's gitdir names the repository it belongs to in
+            // "commondir"; that one holds the hooks and the config.
+            if (auto common = env.read_file(gitdir + "/commondir")) {
+                std::string c = *common;
+                while (!c.empty() && (c.back() == '\n' || c.back() == '\r')) c.pop_back();
+                if (!c.empty()) {
+                    std::string cabs = join(gitdir, c);
+                    out.push_back(env.realpath(cabs).value_or(cabs));
                 }
-                break;
             }
         }
     }
@@ -121,6 +111,18 @@ std::vector<std::string> protected_paths_of(const std::string& root,
 }
 
 }  // namespace
+
+std::string gitdir_of_text(std::string_view git_file_text) {
+    std::istringstream in{std::string(git_file_text)};
+    for (std::string line; std::getline(in, line);) {
+        if (!line.starts_with("gitdir:")) continue;
+        const auto first = line.find_first_not_of(" \t", 7);
+        const auto last = line.find_last_not_of(" \t\r");
+        if (first == std::string::npos) return {};
+        return line.substr(first, last - first + 1);
+    }
+    return {};
+}
 
 std::string_view to_string(Mode m) {
     switch (m) {

@@ -89,6 +89,10 @@ struct Environment {
     std::function<std::optional<std::string>(const std::string&)> readlink;
 };
 
+// The directory a `.git` file names on its first "gitdir:" line, trimmed
+// (as written: relative to the file's directory, or absolute); "" when none.
+std::string gitdir_of_text(std::string_view git_file_text);
+
 // The real filesystem and this process's cwd and $TMPDIR.
 Environment system_environment();
 
