@@ -89,12 +89,21 @@ void bind_readonly_at(const Fd& dir, const std::string& name, const std::string&
     attach_at(tree, dir, name, path);
 }
 
-// A mount point cannot be removed, renamed or replaced.
+// A mount of what name names in dir (dir itself for "") on itself, as
+// writable as it was: a mount point cannot be removed, renamed or replaced.
+void pin_at(const Fd& dir, const std::string& name, unsigned flags, const std::string& what,
+            const std::string& fix) {
+    Fd tree(::open_tree(dir.get(), name.c_str(),
+                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags |
+                            (name.empty() ? AT_EMPTY_PATH : 0U)));
+    if (!tree.valid() ||
+        ::move_mount(tree.get(), "", dir.get(), name.c_str(),
+                     MOVE_MOUNT_F_EMPTY_PATH | (name.empty() ? MOVE_MOUNT_T_EMPTY_PATH : 0U)) != 0)
+        fail_errno(kStep, "cannot pin " + what, fix);
+}
+
 void pin_symlink(const Fd& dir, const std::string& name, const std::string& path) {
-    Fd link(::open_tree(dir.get(), name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
-    if (!link.valid() || ::move_mount(link.get(), "", dir.get(), name.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
-        fail_errno(kStep, "cannot pin the symlink " + path,
-                   "replace the symlink with a directory, or --unprotect its name");
+    pin_at(dir, name, 0, "the symlink " + path, "replace the symlink with a directory, or --unprotect its name");
 }
 
 Fd open_parent(const std::string& path) {
@@ -234,11 +243,9 @@ std::string gitdir_of(const std::string& path) {
 void pin_directory(const std::string& path) {
     Fd dir = open_exact(path, O_PATH | O_DIRECTORY);
     if (!dir.valid()) changed(path);
-    Fd tree(::open_tree(dir.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
-    if (!tree.valid() ||
-        ::move_mount(tree.get(), "", dir.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
-        fail_errno(kStep, "cannot pin " + path + ", which lies between a writable root and a nested root or protected path",
-                   "retry the command, or use a workspace outside the other writable roots");
+    pin_at(dir, "", AT_RECURSIVE,
+           path + ", which lies between a writable root and a nested root or protected path",
+           "retry the command, or use a workspace outside the other writable roots");
 }
 
 // The pid holding a lock on the file fd refers to, from /proc/locks ("" when
