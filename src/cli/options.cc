@@ -260,13 +260,6 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer(kExitCodes);
 
-    // Building a subcommand's options costs more than the rest of a launch
-    // (CLI11 checks every new name against the others), so only the named
-    // subcommand gets its options; with none named (--help, a typo) all do.
-    const std::string named = argc > 1 ? argv[1] : "";
-    const bool known = named == "run" || named == "policy" || named == "check" || named == "doctor";
-    auto wanted = [&](const char* name) { return !known || named == name; };
-
     // CLI11 hands "--" back to the parent app, so the command after the first
     // "--" is split off here; without "--", prefix_command() collects it.
     std::vector<std::string> words(argv + 1, argv + argc);
@@ -282,27 +275,25 @@ int main(int argc, char** argv) {
     PolicyText run_policy;
     RunText run_text;
     CLI::App* run = app.add_subcommand("run", "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
-    if (wanted("run")) {
-        add_policy_options(*run, in_argv, run_args.policy, run_policy);
-        add_run_options(*run, in_argv, run_args, run_text);
-    }
+    add_policy_options(*run, in_argv, run_args.policy, run_policy);
+    add_run_options(*run, in_argv, run_args, run_text);
     // Everything from the first word that is not an option of run is the command.
     run->prefix_command();
 
     PolicyCommandArgs policy_args;
     PolicyText policy_policy;
     CLI::App* policy = app.add_subcommand("policy", "Print the canonical policy (text, --json, or --seatbelt)");
-    if (wanted("policy")) {
-        add_policy_options(*policy, in_argv, policy_args.policy, policy_policy);
-        policy->add_flag("--json", policy_args.json, "Print the canonical JSON");
-        policy->add_flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
-    }
+    add_policy_options(*policy, in_argv, policy_args.policy, policy_policy);
+    Adder policy_flags(*policy, in_argv, "Options");
+    policy_flags.flag("--json", policy_args.json, "Print the canonical JSON");
+    policy_flags.flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
 
     CheckArgs check_args;
     PolicyText check_policy;
     CLI::App* check = app.add_subcommand(
         "check", "Answer, per query, whether the policy allows it and which rule decided (exit 1 if any denied)");
     auto query = [&](const char* flag, CheckQuery::Kind kind, const char* help) {
+        if (!in_argv(flag)) return;
         check->add_option_function<std::vector<std::string>>(
                  flag,
                  [&check_args, kind](const std::vector<std::string>& v) {
@@ -312,19 +303,17 @@ int main(int argc, char** argv) {
             ->trigger_on_parse()  // keep the queries in command-line order
             ->group("Queries");
     };
-    if (wanted("check")) {
-        add_policy_options(*check, in_argv, check_args.policy, check_policy);
-        query("--read", CheckQuery::Kind::Read, "May the command read PATH?");
-        query("--write", CheckQuery::Kind::Write, "May the command write PATH?");
-        query("--exec", CheckQuery::Kind::Exec, "May the command execute PATH?");
-        query("--connect", CheckQuery::Kind::Connect, "May the command connect to HOST:PORT?");
-        check->add_flag("--json", check_args.json, "Print the answers as JSON");
-    }
+    add_policy_options(*check, in_argv, check_args.policy, check_policy);
+    query("--read", CheckQuery::Kind::Read, "May the command read PATH?");
+    query("--write", CheckQuery::Kind::Write, "May the command write PATH?");
+    query("--exec", CheckQuery::Kind::Exec, "May the command execute PATH?");
+    query("--connect", CheckQuery::Kind::Connect, "May the command connect to HOST:PORT?");
+    Adder(*check, in_argv, "Options").flag("--json", check_args.json, "Print the answers as JSON");
 
     DoctorArgs doctor_args;
     CLI::App* doctor = app.add_subcommand(
         "doctor", "Report what this machine can enforce, proven by a live probe under each mode");
-    doctor->add_flag("--json", doctor_args.json, "Print the report as JSON");
+    Adder(*doctor, in_argv, "Options").flag("--json", doctor_args.json, "Print the report as JSON");
 
     std::reverse(words.begin(), words.end());  // CLI11 parses a reversed vector
     try {
