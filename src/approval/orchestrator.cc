@@ -13,9 +13,6 @@ struct Context {
     const ApprovalSettings& settings;
     SessionStore& store;
     Approver& approver;
-    // The store is known to hold nothing (a fresh in-memory store, until the
-    // first add): its lookups are skipped.
-    bool store_empty = false;
     Orchestrated out{};
     // The canonical policy's JSON, made on first use: the common run (no
     // prompt, no session) never needs it.
@@ -33,7 +30,7 @@ ApprovalKey key_for(Context& c, bool unsandboxed) {
 
 CacheSnapshot snapshot(Context& c) {
     CacheSnapshot s;
-    if (c.store_empty) return s;
+    if (c.store.known_empty()) return s;  // no key to build
     s.sandboxed = c.store.contains(key_for(c, false));
     s.unsandboxed = c.store.contains(key_for(c, true));
     return s;
@@ -64,7 +61,6 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, json& entry) {
     if (a.decision == ReviewDecision::ApprovedForSession) {
         try {
             c.store.add(key_for(c, !req.sandboxed));
-            c.store_empty = false;
         } catch (const Error& e) {
             const std::string w =
                 fmt::format("the session approval holds for this run only: {}", e.what());
@@ -99,9 +95,11 @@ std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDec
     return fmt::format("approval denied by {}{} ({})", who, note.empty() ? "" : ": " + note, what);
 }
 
-Orchestrated run_flow(Context& c, const AttemptFn& attempt) {
-    const ApprovalRequest& request = c.request;
-    const ApprovalSettings& settings = c.settings;
+}  // namespace
+
+Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
+                         SessionStore& store, Approver& approver, const AttemptFn& attempt) {
+    Context c{request, settings, store, approver};
     c.out.approval = json{{"mode", to_string(settings.mode)}, {"requests", json::array()}};
 
     // Before the first attempt.
@@ -154,21 +152,11 @@ Orchestrated run_flow(Context& c, const AttemptFn& attempt) {
     return std::move(c.out);
 }
 
-}  // namespace
-
-Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
-                         SessionStore& store, Approver& approver, const AttemptFn& attempt) {
-    Context c{request, settings, store, approver};
-    return run_flow(c, attempt);
-}
-
 Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
                          const AttemptFn& attempt) {
     const auto store = open_session_store(settings.session);
     const auto approver = make_approver(settings);
-    // Without --session the store is a new in-memory one: empty.
-    Context c{request, settings, *store, *approver, !settings.session.has_value()};
-    return run_flow(c, attempt);
+    return orchestrate(request, settings, *store, *approver, attempt);
 }
 
 }  // namespace sbx::approval

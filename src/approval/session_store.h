@@ -31,6 +31,9 @@ public:
     virtual ~SessionStore() = default;
     virtual bool contains(const ApprovalKey&) const = 0;
     virtual void add(const ApprovalKey&) = 0;
+    // True when contains() is known to answer false for every key, so that a
+    // caller may skip building keys; false when it cannot tell cheaply.
+    virtual bool known_empty() const { return false; }
 };
 
 // For this run only.
@@ -38,6 +41,7 @@ class MemorySessionStore final : public SessionStore {
 public:
     bool contains(const ApprovalKey&) const override;
     void add(const ApprovalKey&) override;
+    bool known_empty() const override { return keys_.empty(); }
 
 private:
     std::vector<ApprovalKey> keys_;
