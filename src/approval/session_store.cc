@@ -1,7 +1,6 @@
 #include "approval/session_store.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -211,15 +210,12 @@ void check_session_name(const std::string& name) {
 std::string sessions_directory() {
     if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
         return std::string(state) + "/sbx/sessions";
-    std::string home;
-    if (const char* h = std::getenv("HOME"); h && h[0] == '/') {
-        home = h;
-    } else if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && pw->pw_dir[0] == '/') {
-        home = pw->pw_dir;
-    } else {
-        throw Error("--session: no home directory; set XDG_STATE_HOME to an absolute directory");
-    }
-    return home + "/.local/state/sbx/sessions";
+    // No passwd lookup: sbx is a static executable, and glibc's NSS would
+    // load shared modules into it.
+    const char* home = std::getenv("HOME");
+    if (home == nullptr || home[0] != '/')
+        throw Error("--session: HOME is not an absolute directory; set HOME or XDG_STATE_HOME");
+    return std::string(home) + "/.local/state/sbx/sessions";
 }
 
 std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name) {

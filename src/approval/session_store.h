@@ -71,7 +71,7 @@ private:
 void check_session_name(const std::string& name);
 
 // $XDG_STATE_HOME/sbx/sessions (when it is absolute), else
-// $HOME/.local/state/sbx/sessions, else the passwd entry's home.
+// $HOME/.local/state/sbx/sessions; neither set is an Error.
 std::string sessions_directory();
 
 // The store for --session NAME (created directories 0700), or an in-memory

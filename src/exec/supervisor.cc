@@ -345,7 +345,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     // posix_spawn does: no page tables are copied and none torn down again.
     // It only makes async-signal-safe calls and writes no memory of sbx's
     // (its signal handlers are its own: CLONE_SIGHAND is not set).
-    auto child_stack = std::make_unique<char[]>(kChildStack);
+    auto child_stack = std::make_unique_for_overwrite<char[]>(kChildStack);
     const pid_t pid = ::clone(child_entry, child_stack.get() + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
     if (pid < 0) throw Error(fmt::format("cannot start the command: clone: {}", std::strerror(errno)));
 

@@ -1,0 +1,216 @@
+// seccomp-gen: builds the helper's seccomp filters with libseccomp, at build
+// time, and writes them as a C++ header of BPF programs (one per network
+// level) to the file named by its one argument.
+//
+// The rules are fixed per network level, so the helper loads these programs
+// as they are instead of running libseccomp's compiler on every launch (about
+// 100 us).  The filters are for x86_64, the one architecture the helper
+// supports (it is built and run there: the generator runs on the build
+// machine, and the static_assert below holds it to x86_64); the API level is
+// set explicitly so that the output does not depend on the seccomp support of
+// the machine that builds it.
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <seccomp.h>
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, int err) {
+    throw std::runtime_error("seccomp-gen: " + what + ": " + std::strerror(err));
+}
+
+struct CtxRelease {
+    void operator()(void* ctx) const { seccomp_release(ctx); }
+};
+using Ctx = std::unique_ptr<void, CtxRelease>;
+
+constexpr std::uint32_t kDeny = SCMP_ACT_ERRNO(EPERM);
+constexpr std::uint64_t kLow32 = 0xffffffffULL;
+constexpr std::uint64_t kSockTypeMask = 0xf;  // SOCK_TYPE_MASK in the kernel
+
+// The syscalls that touch another process, io_uring (whose requests bypass
+// every syscall rule), the mount family and the keyrings.  The newer calls are
+// named by number: the C library's headers may predate them.
+struct Named {
+    const char* name;
+    int nr;
+};
+constexpr Named kAlwaysDenied[] = {
+    {"ptrace", SYS_ptrace},
+    {"process_vm_readv", SYS_process_vm_readv},
+    {"process_vm_writev", SYS_process_vm_writev},
+    {"pidfd_getfd", 438},
+    {"io_uring_setup", 425},
+    {"io_uring_enter", 426},
+    {"io_uring_register", 427},
+    {"mount", SYS_mount},
+    {"umount2", SYS_umount2},
+    {"pivot_root", SYS_pivot_root},
+    {"open_tree", 428},
+    {"move_mount", 429},
+    {"fsopen", 430},
+    {"fsconfig", 431},
+    {"fsmount", 432},
+    {"fspick", 433},
+    {"mount_setattr", 442},
+    {"open_tree_attr", 467},
+    // The kernel keyrings are not namespaced by the mount or pid namespace:
+    // as root (no user namespace) the command would share root's user
+    // keyring with the host, read its keys and leave keys behind.
+    {"add_key", SYS_add_key},
+    {"request_key", SYS_request_key},
+    {"keyctl", SYS_keyctl},
+};
+static_assert(sizeof(void*) == 8 && SYS_getpid == 39, "the syscall numbers above are x86_64's");
+
+void add(const Ctx& ctx, std::uint32_t action, const Named& call, std::initializer_list<scmp_arg_cmp> cmps = {}) {
+    int rc = seccomp_rule_add_exact_array(ctx.get(), action, call.nr, static_cast<unsigned>(cmps.size()),
+                                          cmps.begin());
+    if (rc < 0) fail(std::string("cannot add the rule for ") + call.name, -rc);
+}
+
+// AF_UNIX sockets of any type but STREAM and SEQPACKET (DGRAM, and RAW, which
+// the kernel turns into DGRAM) are refused, for socket() and socketpair().
+void deny_unix_datagrams(const Ctx& ctx, const Named& call) {
+    for (std::uint64_t type = 0; type <= kSockTypeMask; ++type) {
+        if (type == SOCK_STREAM || type == SOCK_SEQPACKET) continue;
+        add(ctx, kDeny, call, {SCMP_A0(SCMP_CMP_EQ, AF_UNIX), SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type)});
+    }
+}
+
+enum class Network { Restricted, Limited, Full };
+
+Ctx build(Network network) {
+    Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
+    if (!ctx) fail("seccomp_init failed", ENOMEM);
+    // Only the native ABI is in the filter: a syscall through i386 (int 0x80)
+    // or x32 (numbers with bit 30 set, same audit arch) gets the bad-arch
+    // action.  libseccomp adds the x32 check to every x86_64 filter.
+    int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    if (rc < 0) fail("cannot set the action for other ABIs", -rc);
+
+    for (const Named& call : kAlwaysDenied) add(ctx, kDeny, call);
+
+    const Named ioctl_call{"ioctl", SYS_ioctl};
+    // The kernel compares the request as an unsigned int: mask the upper half
+    // or TIOCSTI|1<<32 gets through.
+    add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, TIOCSTI)});
+    add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, TIOCLINUX)});
+
+    const Named socket_call{"socket", SYS_socket};
+    const Named socketpair_call{"socketpair", SYS_socketpair};
+    // The family is an int in the kernel, so compare its low 32 bits.
+    add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, AF_VSOCK)});
+
+    switch (network) {
+    case Network::Full:
+        break;
+    case Network::Restricted:
+        add(ctx, kDeny, socket_call);
+        for (Named call : {Named{"connect", SYS_connect}, Named{"bind", SYS_bind}, Named{"listen", SYS_listen},
+                           Named{"accept", SYS_accept}, Named{"accept4", SYS_accept4}})
+            add(ctx, kDeny, call);
+        // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
+        add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+        deny_unix_datagrams(ctx, socketpair_call);
+        // An address on a send: stream pairs ignore it anyway.
+        add(ctx, kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
+        break;
+    case Network::Limited:
+        // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
+        // netlink and packet included, is refused.  Values with bits above
+        // 31 are refused by the >= rule.
+        add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
+        for (std::uint64_t family = 0; family < AF_INET6; ++family) {
+            if (family == AF_UNIX || family == AF_INET) continue;
+            add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
+        }
+        deny_unix_datagrams(ctx, socket_call);
+        add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+        deny_unix_datagrams(ctx, socketpair_call);
+        // Every connect goes to the mediator, which performs it itself on a
+        // duplicate of the socket (network.cc).
+        add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
+        break;
+    }
+    return ctx;
+}
+
+// The program, exported through a pipe (libseccomp writes it to an fd).
+std::vector<sock_filter> program(Network network) {
+    Ctx ctx = build(network);
+    int ends[2];
+    if (::pipe(ends) != 0) fail("pipe", errno);
+    int rc = seccomp_export_bpf(ctx.get(), ends[1]);
+    ::close(ends[1]);
+    if (rc < 0) fail("cannot export the filter", -rc);
+    std::string bytes;
+    char chunk[4096];
+    ssize_t n;
+    while ((n = ::read(ends[0], chunk, sizeof chunk)) > 0) bytes.append(chunk, static_cast<std::size_t>(n));
+    ::close(ends[0]);
+    if (n < 0) fail("reading back the exported filter", errno);
+    if (bytes.empty() || bytes.size() % sizeof(sock_filter) != 0 || bytes.size() > 4096 * sizeof(sock_filter))
+        throw std::runtime_error("seccomp-gen: the exported filter has an unexpected size");
+    std::vector<sock_filter> result(bytes.size() / sizeof(sock_filter));
+    std::memcpy(result.data(), bytes.data(), bytes.size());
+    return result;
+}
+
+void print(std::FILE* out, const char* name, const std::vector<sock_filter>& prog) {
+    std::fprintf(out, "inline constexpr sock_filter %s[] = {\n", name);
+    for (const sock_filter& f : prog)
+        std::fprintf(out, "    {0x%02x, %u, %u, 0x%08x},\n", f.code, f.jt, f.jf, f.k);
+    std::fprintf(out, "};\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: seccomp-gen OUTPUT.h\n");
+        return 2;
+    }
+    try {
+        // Level 5 knows every action used here (KILL_PROCESS, NOTIFY) without
+        // asking the running kernel.
+        if (int rc = seccomp_api_set(5); rc < 0) fail("seccomp_api_set(5)", -rc);
+        const auto restricted = program(Network::Restricted);
+        const auto limited = program(Network::Limited);
+        const auto full = program(Network::Full);
+        const std::string tmp = std::string(argv[1]) + ".tmp";
+        std::FILE* out = std::fopen(tmp.c_str(), "w");
+        if (out == nullptr) fail("cannot write " + tmp, errno);
+        std::fprintf(out,
+                     "// Generated by seccomp-gen (linux-helper/seccomp_gen.cc) with libseccomp; do not edit.\n"
+                     "#pragma once\n#include <linux/filter.h>\n\nnamespace sbx::helper::filters {\n\n");
+        print(out, "kRestricted", restricted);
+        print(out, "kLimited", limited);
+        print(out, "kFull", full);
+        std::fprintf(out, "\n}  // namespace sbx::helper::filters\n");
+        if (std::fclose(out) != 0) fail("cannot write " + tmp, errno);
+        if (std::rename(tmp.c_str(), argv[1]) != 0) fail("cannot rename " + tmp, errno);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
