@@ -436,8 +436,18 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         }
     }
 
+    // Each parent directory opened (and checked) once: the protected names of
+    // a root share it.
+    std::vector<std::pair<std::string, Fd>> parents;
+    auto parent_fd = [&](const ProtectedPaths::Entry& entry) -> const Fd& {
+        const std::string parent = parent_of(entry.path);
+        for (const auto& [path, fd] : parents)
+            if (path == parent) return fd;
+        parents.emplace_back(parent, reopen(parent, entry.parent, O_PATH | O_DIRECTORY));
+        return parents.back().second;
+    };
     for (const auto& entry : protect.entries()) {
-        const Fd dir = reopen(parent_of(entry.path), entry.parent, O_PATH | O_DIRECTORY);
+        const Fd& dir = parent_fd(entry);
         if (entry.placeholder) {
             if (!is_placeholder(dir, name_of(entry.path)))
                 fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up",

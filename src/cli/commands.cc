@@ -48,9 +48,7 @@ CanonicalPolicy resolve_policy_args(const PolicyArgs& args, const std::string& w
     }
     // A document's own derived keys must agree with that document alone.
     auto load = [&env](const std::string& text, const std::string& source) {
-        PolicyInput in = input_from_json_text(text, source);
-        check_derived_keys(nlohmann::json::parse(text), resolve(in, env), source);
-        return in;
+        return read_policy_text(text, source, env).input;
     };
     if (file) input.merge(load(read_policy_file(*file, file_source), file_source));
     if (args.policy_json) input.merge(load(*args.policy_json, "--policy-json"));

@@ -141,10 +141,14 @@ std::string to_json_text(const CanonicalPolicy&, int indent = 2);
 PolicyInput input_from_json(const nlohmann::json&, const std::string& source);
 PolicyInput input_from_json_text(std::string_view text, const std::string& source);
 
+// A policy document read once: its input, and that input resolved in env.
 // Derived keys (readable, writable) present in a canonical document must agree
 // with what resolution yields; throws Error naming the key otherwise.
-void check_derived_keys(const nlohmann::json& document, const CanonicalPolicy& resolved,
-                        const std::string& source);
+struct CheckedPolicy {
+    PolicyInput input;
+    CanonicalPolicy policy;
+};
+CheckedPolicy read_policy_text(std::string_view text, const std::string& source, const Environment& env);
 
 // Parse a canonical or Codex policy document and resolve it in env: what the
 // helper does with --sandbox-policy.

@@ -166,12 +166,45 @@ void check_derived_shape(const json& doc, const Reader& r) {
     (void)doc;
 }
 
+json writable_json(const CanonicalPolicy& p) {
+    json writable = json::array();
+    for (const auto& w : p.writable) writable.push_back({{"path", w.path}, {"protected", w.protected_paths}});
+    return writable;
+}
+
+// The value of a derived key (kDerivedKeys) for p.
+json derived_json(const CanonicalPolicy& p, std::string_view key) {
+    return key == "readable" ? json(p.readable) : writable_json(p);
+}
+
+json parse_json_text(std::string_view text, const std::string& source) {
+    try {
+        return json::parse(text);
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
+        std::string what = e.what();
+        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+        throw Error(fmt::format("{}: invalid JSON: {}", source, what));
+    }
+}
+
+void check_derived_keys(const json& doc, const CanonicalPolicy& resolved, const std::string& source) {
+    if (!doc.is_object() || doc.contains("type")) return;
+    for (std::string_view key : kDerivedKeys) {
+        auto it = doc.find(std::string(key));
+        if (it == doc.end()) continue;
+        const json derived = derived_json(resolved, key);
+        if (*it != derived) {
+            throw Error(fmt::format("{}: key '{}' does not match the policy the other keys describe (they "
+                                    "resolve to {}); remove the key to have it computed",
+                                    source, key, derived.dump()));
+        }
+    }
+}
+
 }  // namespace
 
 json to_json(const CanonicalPolicy& p) {
     auto opt = [](const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); };
-    json writable = json::array();
-    for (const auto& w : p.writable) writable.push_back({{"path", w.path}, {"protected", w.protected_paths}});
     return json{
         {"mode", to_string(p.mode)},
         {"network", to_string(p.network)},
@@ -187,8 +220,8 @@ json to_json(const CanonicalPolicy& p) {
           {"processes", opt(p.limits.processes)},
           {"file_size", opt(p.limits.file_size)},
           {"open_files", opt(p.limits.open_files)}}},
-        {"readable", p.readable},
-        {"writable", writable},
+        {"readable", derived_json(p, "readable")},
+        {"writable", derived_json(p, "writable")},
     };
 }
 
@@ -244,35 +277,19 @@ PolicyInput input_from_json(const json& doc, const std::string& source) {
 }
 
 PolicyInput input_from_json_text(std::string_view text, const std::string& source) {
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
-        std::string what = e.what();
-        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-        throw Error(fmt::format("{}: invalid JSON: {}", source, what));
-    }
-    return input_from_json(doc, source);
+    return input_from_json(parse_json_text(text, source), source);
 }
 
-void check_derived_keys(const json& doc, const CanonicalPolicy& resolved, const std::string& source) {
-    if (!doc.is_object() || doc.contains("type")) return;
-    const json canonical = to_json(resolved);
-    for (std::string_view key : kDerivedKeys) {
-        auto it = doc.find(std::string(key));
-        if (it != doc.end() && *it != canonical.at(std::string(key))) {
-            throw Error(fmt::format("{}: key '{}' does not match the policy the other keys describe (they "
-                                    "resolve to {}); remove the key to have it computed",
-                                    source, key, canonical.at(std::string(key)).dump()));
-        }
-    }
+CheckedPolicy read_policy_text(std::string_view text, const std::string& source, const Environment& env) {
+    const json doc = parse_json_text(text, source);
+    CheckedPolicy out{input_from_json(doc, source), {}};
+    out.policy = resolve(out.input, env);
+    check_derived_keys(doc, out.policy, source);
+    return out;
 }
 
 CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env) {
-    PolicyInput in = input_from_json_text(text, source);
-    CanonicalPolicy p = resolve(in, env);
-    check_derived_keys(json::parse(text), p, source);
-    return p;
+    return read_policy_text(text, source, env).policy;
 }
 
 }  // namespace sbx
