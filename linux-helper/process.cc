@@ -79,10 +79,21 @@ Fd receive_fd(int socket) {
     return Fd();
 }
 
-// The command process: never returns.
-[[noreturn]] void command_main(const sigset_t& original_mask, int handoff, const PrepareCommand& prepare,
-                               char* const* argv) {
+// The command process: never returns.  It leads a process group of its own,
+// which pid 1 forwards signals to, and which takes over the terminal's
+// foreground when the helper had it, so that the terminal's own signals
+// (^C, ^\) reach the command's group and not the helper or pid 1.
+[[noreturn]] void command_main(const sigset_t& original_mask, bool take_terminal, int handoff,
+                               const PrepareCommand& prepare, char* const* argv) {
     try {
+        ::setpgid(0, 0);
+        if (take_terminal) {
+            sigset_t ttou;  // tcsetpgrp from a background group stops it otherwise
+            sigemptyset(&ttou);
+            sigaddset(&ttou, SIGTTOU);
+            ::sigprocmask(SIG_BLOCK, &ttou, nullptr);
+            ::tcsetpgrp(STDIN_FILENO, ::getpid());
+        }
         ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
         Fd listener = prepare();
         if (listener.valid()) send_fd(handoff, listener.get());
@@ -96,6 +107,7 @@ Fd receive_fd(int socket) {
 // What the command process starts from (read-only to it).
 struct CommandStart {
     const sigset_t* original_mask;
+    bool take_terminal;
     int handoff;      // pid 1's end of the socketpair: closed in the command
     int command_end;  // the command's end
     const PrepareCommand* prepare;
@@ -105,7 +117,7 @@ struct CommandStart {
 int command_entry(void* arg) {
     const auto& start = *static_cast<const CommandStart*>(arg);
     ::close(start.handoff);  // the command's own fd table (no CLONE_FILES)
-    command_main(*start.original_mask, start.command_end, *start.prepare, start.argv);
+    command_main(*start.original_mask, start.take_terminal, start.command_end, *start.prepare, start.argv);
 }
 
 // Starts the command as posix_spawn would: in pid 1's memory (CLONE_VM), on
@@ -114,14 +126,14 @@ int command_entry(void* arg) {
 // Its layers (capabilities, no_new_privs, Landlock, seccomp, cwd, signal
 // mask) are per task and its fd table is its own, so none of them reaches
 // pid 1; it writes no object of pid 1's (what it allocates stays allocated).
-pid_t start_command(const sigset_t& original_mask, int handoff, int command_end, const PrepareCommand& prepare,
-                    char* const* argv) {
+pid_t start_command(const sigset_t& original_mask, bool take_terminal, int handoff, int command_end,
+                    const PrepareCommand& prepare, char* const* argv) {
     constexpr std::size_t kStack = 8 << 20;  // touched pages only
     constexpr std::size_t kGuard = 1 << 12;
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) fail_errno("pid 1", "mmap of the command's stack");
     if (::mprotect(stack, kGuard, PROT_NONE) != 0) fail_errno("pid 1", "mprotect of the command's stack guard");
-    const CommandStart start{&original_mask, handoff, command_end, &prepare, argv};
+    const CommandStart start{&original_mask, take_terminal, handoff, command_end, &prepare, argv};
     const pid_t command =
         ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                 const_cast<CommandStart*>(&start));
@@ -132,7 +144,7 @@ pid_t start_command(const sigset_t& original_mask, int handoff, int command_end,
 }
 
 // Pid 1 of the new pid namespace: never returns.
-[[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask,
+[[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask, bool take_terminal,
                             const std::function<void(bool)>& setup, const PrepareCommand& prepare,
                             char* const* argv) {
     try {
@@ -148,7 +160,8 @@ pid_t start_command(const sigset_t& original_mask, int handoff, int command_end,
         int pair[2];
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("pid 1", "socketpair");
         Fd handoff(pair[0]), command_end(pair[1]);
-        const pid_t command = start_command(original_mask, handoff.get(), command_end.get(), prepare, argv);
+        const pid_t command =
+            start_command(original_mask, take_terminal, handoff.get(), command_end.get(), prepare, argv);
         command_end.reset();
         std::optional<UnixMediator> mediator;
         for (;;) {
@@ -173,8 +186,10 @@ pid_t start_command(const sigset_t& original_mask, int handoff, int command_end,
                             ::_exit(exit_code_of(status));
                         }
                     } else if (info[i].ssi_code != SI_KERNEL) {
-                        // Terminal signals (SI_KERNEL) reach the command's process group directly.
-                        ::kill(command, sig);
+                        // To the command's group (the command itself, should
+                        // it have left it).  Terminal signals (SI_KERNEL)
+                        // reach the terminal's foreground group directly.
+                        if (::kill(-command, sig) != 0) ::kill(command, sig);
                     }
                 }
             }
@@ -206,6 +221,9 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) fail_errno("pid 1", "pipe");
+    // Asked here, in the host's pid namespace, where process groups outside
+    // pid 1's namespace are visible.
+    const bool take_terminal = ::isatty(STDIN_FILENO) == 1 && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
     Fd status_read(pipe_fds[0]), status_write(pipe_fds[1]);
     const Fork child = fork_into_namespaces(request);
     if (!child.entered) {
@@ -214,7 +232,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     if (child.pid == 0) {
         status_read.reset();
-        pid1_main(child.user, status_write.get(), original, setup, prepare, argv);
+        pid1_main(child.user, status_write.get(), original, take_terminal, setup, prepare, argv);
     }
     const pid_t pid1 = child.pid;
     status_write.reset();

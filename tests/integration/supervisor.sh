@@ -3,7 +3,9 @@
 # the timeout that kills a setsid grandchild, signals sent to sbx, the drain
 # after exit, the environment, -C, --stdin, --json, --events, --dry-run and the
 # denial note.  Real processes; the checks look at pids, files and bytes.
-. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+require_helper
 
 d=$(scratch)
 full=(-p danger-full-access)
@@ -114,20 +116,50 @@ out=$("$SBX" run "${full[@]}" --json -t 300ms -- sh -c 'echo before; sleep 10')
 is "timeout in JSON: timed_out, exit_code, signal" "true 124 9 before" \
     "$(jq -r '"\(.timed_out) \(.exit_code) \(.signal) \(.stdout)"' <<<"$out" | tr -d '\n')"
 
-# --- signals sent to sbx are forwarded -----------------------------------------
+# --- signals sent to sbx are forwarded, once each ------------------------------
 # A background job of a script starts with SIGINT and SIGQUIT ignored, and
 # under nohup SIGHUP is ignored too: env --default-signal restores them all,
 # as in an interactive shell (an ignored signal never reaches sbx).
-for sig in TERM HUP INT QUIT; do
+# Sandboxed, the helper and its pid 1 stand between sbx and the command: each
+# signal must still reach the command exactly once (sbx signals the helper
+# alone, pid 1 forwards to the command's group).
+if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
+    for policy in danger-full-access workspace-write; do
+        for sig in TERM HUP INT QUIT; do
+            rm -f "$d/ready" "$d/got"
+            (cd "$d" && env --default-signal=INT,QUIT,HUP,TERM "$SBX" run -t 30s -p "$policy" -- \
+                ./sig-count ready got) &
+            sbx_pid=$!
+            wait_for_file "$d/ready"
+            kill -"$sig" "$sbx_pid"
+            wait "$sbx_pid"
+            is "$policy, SIG$sig to sbx: the command's own status after its handler" 7 $?
+            is "$policy, SIG$sig to sbx: the command got it once" "$sig 1" "$(cat "$d/got" 2>/dev/null)"
+        done
+    done
     rm -f "$d/ready" "$d/got"
-    env --default-signal=INT,QUIT,HUP,TERM "$SBX" run -t 30s "${full[@]}" -- sh -c "trap 'echo $sig > $d/got; exit 7' $sig; echo \$\$ > $d/ready; while :; do sleep 0.05; done" &
-    sbx_pid=$!
+    (cd "$d" && "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- \
+        ./sig-count ready got) &
+    helper_pid=$!
     wait_for_file "$d/ready"
-    kill -"$sig" "$sbx_pid"
-    wait "$sbx_pid"
-    is "SIG$sig to sbx: the command's own status after its trap" 7 $?
-    is "SIG$sig to sbx: the command saw SIG$sig" "$sig" "$(cat "$d/got" 2>/dev/null)"
-done
+    kill -TERM "$helper_pid"
+    wait "$helper_pid"
+    is "SIGTERM to the helper itself: the command got it once" "TERM 1" "$(cat "$d/got" 2>/dev/null)"
+    # From a terminal: ^C reaches the sandboxed command once (the terminal's
+    # foreground is the command's own group), and reading the terminal works.
+    rm -f "$d/ready" "$d/got"
+    (cd "$d" && python3 "$here/progs/pty-run.py" "$d/ready" '\x03' -- \
+        "$SBX" run -t 30s -p workspace-write -- ./sig-count ready got) >/dev/null
+    is "sandboxed, ^C on the terminal: the command's own status" 7 $?
+    is "sandboxed, ^C on the terminal: the command got SIGINT once" "INT 1" "$(cat "$d/got" 2>/dev/null)"
+    out=$(cd "$d" && python3 "$here/progs/pty-run.py" - 'hello\n' -- \
+        "$SBX" run -t 30s -p workspace-write -- sh -c 'read line; echo "read: $line"')
+    is "sandboxed, reading the terminal: exit status" 0 $?
+    ok "sandboxed, reading the terminal: the command read the line" grep -q 'read: hello' <<<"$out"
+else
+    not_ok "compiling progs/sig-count.c: $(head -3 "$d/cc.log")"
+fi
+
 rm -f "$d/ready"
 "$SBX" run "${full[@]}" -- sh -c "echo \$\$ > $d/ready; exec sleep 100" &
 sbx_pid=$!
