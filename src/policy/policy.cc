@@ -11,7 +11,6 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -39,13 +38,27 @@ constexpr std::array<std::pair<std::string_view, Network>, 3> kNetworkNames{{
 
 bool is_absolute(const std::string& p) { return !p.empty() && p.front() == '/'; }
 
-// Lexical join and normalisation ("a/./b/../c" -> "a/c"); no filesystem access.
+// Lexical join and normalisation ("a/./b/../c" -> "a/c", "/.." -> "/", no
+// empty components, no trailing '/'); no filesystem access.
 std::string join(const std::string& base, const std::string& rel) {
-    std::filesystem::path p = is_absolute(rel) ? std::filesystem::path(rel)
-                                               : std::filesystem::path(base) / rel;
-    std::string s = p.lexically_normal().string();
-    if (s.size() > 1 && s.back() == '/') s.pop_back();
-    return s;
+    const std::string whole = is_absolute(rel) || base.empty() ? rel : base + "/" + rel;
+    const bool absolute = is_absolute(whole);
+    std::vector<std::string_view> parts;
+    std::string_view rest = whole;
+    while (!rest.empty()) {
+        const auto slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+        if (part.empty() || part == ".") continue;
+        if (part == ".." && !parts.empty() && parts.back() != "..") {
+            parts.pop_back();
+        } else if (part != ".." || !absolute) {
+            parts.push_back(part);
+        }
+    }
+    std::string out = absolute ? "/" : "";
+    for (std::size_t i = 0; i < parts.size(); ++i) out.append(i ? "/" : "").append(parts[i]);
+    return out.empty() ? "." : out;
 }
 
 void validate_name(const std::string& name, const std::string& source) {
