@@ -149,6 +149,9 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                             char* const* argv) {
     try {
         if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("pid 1", "PR_SET_PDEATHSIG");
+        // Out of the helper's process group: a signal sent to that group
+        // (sbx forwards to it) reaches the helper, which forwards it here.
+        ::setpgid(0, 0);
         // The helper may have died before PR_SET_PDEATHSIG: then the pipe has no reader.
         pollfd reader{status_pipe, 0, 0};
         if (::poll(&reader, 1, 0) > 0 && (reader.revents & POLLERR)) ::_exit(125);

@@ -1,15 +1,15 @@
 // The process structure.  After the helper has entered its namespaces it
-// forks pid 1 of the new pid namespace; pid 1 forks the command (so that the
-// command is not a pid 1 that ignores SIGINT and SIGTERM) as the leader of a
-// process group of its own (in the terminal's foreground when the helper
-// was), forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to it to that
-// group, reaps orphans, serves seccomp user notifications for network
+// forks pid 1 of the new pid namespace, in a process group of its own; pid 1
+// forks the command (so that the command is not a pid 1 that ignores SIGINT
+// and SIGTERM) as the leader of a third process group (in the terminal's
+// foreground when the helper was), forwards SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT sent to it to that group, reaps orphans, serves seccomp user notifications for network
 // `limited`, and exits when the command exits: the kernel then kills whatever
 // is left in the namespace (a double-forked setsid grandchild included).  The
 // helper forwards the same signals to pid 1 and ends the way the command
-// ended.  A signal sent to the helper thus reaches the command once; signals
-// from the terminal reach the command's group directly, and neither the
-// helper nor pid 1 forwards those (SI_KERNEL).
+// ended.  A signal sent to the helper, or to its process group, thus reaches
+// the command once; signals from the terminal reach the command's group
+// directly, and neither the helper nor pid 1 forwards those (SI_KERNEL).
 #pragma once
 
 #include <functional>

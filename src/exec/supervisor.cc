@@ -433,7 +433,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
             bool child_died = false;
             while (::read(sigfd.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
                 if (si.ssi_signo == SIGCHLD) child_died = true;
-                else ::kill(plan.relays_signals ? pid : -pid, static_cast<int>(si.ssi_signo));
+                else ::kill(-pid, static_cast<int>(si.ssi_signo));
             }
             if (child_died) reap_orphans(pid);
         }

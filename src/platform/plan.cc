@@ -35,7 +35,6 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv.push_back("--");
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = "linux";
-        out.relays_signals = true;
     } else {
         // Seatbelt has no private network: "limited" would reach the host's
         // localhost, which the policy forbids.  Refuse rather than run weaker.

@@ -38,10 +38,6 @@ struct ExecPlan {
     bool clear_env = false;
     std::string cwd;
     std::string sandbox;                        // "linux", "macos-seatbelt", "none"
-    // argv[0] forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command
-    // itself (the Linux helper): sbx signals that process alone, not its
-    // process group, so that the command gets each signal once.
-    bool relays_signals = false;
     StdinMode stdin_mode = StdinMode::Inherit;
 };
 

@@ -124,7 +124,8 @@ is "timeout in JSON: timed_out, exit_code, signal" "true 124 9 before" \
 # signal must still reach the command exactly once (sbx signals the helper
 # alone, pid 1 forwards to the command's group).
 if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
-    for policy in danger-full-access workspace-write; do
+    # external-sandbox: the helper becomes the command (no pid 1 of its own).
+    for policy in danger-full-access workspace-write external-sandbox; do
         for sig in TERM HUP INT QUIT; do
             rm -f "$d/ready" "$d/got"
             (cd "$d" && env --default-signal=INT,QUIT,HUP,TERM "$SBX" run -t 30s -p "$policy" -- \
@@ -145,6 +146,14 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
     kill -TERM "$helper_pid"
     wait "$helper_pid"
     is "SIGTERM to the helper itself: the command got it once" "TERM 1" "$(cat "$d/got" 2>/dev/null)"
+    rm -f "$d/ready" "$d/got"
+    (cd "$d" && exec setsid "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- \
+        ./sig-count ready got) &
+    helper_pid=$!
+    wait_for_file "$d/ready"
+    kill -TERM -- -"$helper_pid"
+    wait "$helper_pid"
+    is "SIGTERM to the helper's process group: the command got it once" "TERM 1" "$(cat "$d/got" 2>/dev/null)"
     # From a terminal: ^C reaches the sandboxed command once (the terminal's
     # foreground is the command's own group), and reading the terminal works.
     rm -f "$d/ready" "$d/got"
