@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -67,9 +68,14 @@ std::string find_linux_helper() {
     }
     std::string installed = std::string(SBX_LIBEXECDIR) + "/" + SBX_HELPER_NAME;
     if (executable_file(installed)) return installed;
-    auto self = system_environment().realpath("/proc/self/exe");
-    if (self) {
-        std::string beside = self->substr(0, self->rfind('/') + 1) + SBX_HELPER_NAME;
+    // The kernel's name for sbx's own executable is already absolute and free
+    // of symlinks (resolving it again through /proc costs more than the rest
+    // of the lookup).  A deleted sbx reads "... (deleted)" and finds no helper.
+    std::string self(PATH_MAX, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
+    if (n > 0 && static_cast<std::size_t>(n) < self.size()) {
+        self.resize(static_cast<std::size_t>(n));
+        std::string beside = self.substr(0, self.rfind('/') + 1) + SBX_HELPER_NAME;
         if (executable_file(beside)) return beside;
     }
     throw Error(fmt::format("the Linux helper {} was not found in {} nor beside sbx; install sbx with "

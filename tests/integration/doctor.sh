@@ -35,4 +35,18 @@ is "... and reports read-only as not enforced" "False" \
 out=$(SBX_LINUX_SANDBOX_EXE=/nonexistent/helper "$SBX" doctor 2>&1); rc=$?
 ok "with no helper, doctor exits non-zero (got $rc)" test "$rc" -ne 0
 
+# Without $SBX_LINUX_SANDBOX_EXE, sbx takes the helper beside its own
+# executable (after libexecdir), even when started through a symlink elsewhere.
+beside=$(dirname "$(realpath "$SBX")")/codex-linux-sandbox
+installed=$(sed -n 's/^#define SBX_LIBEXECDIR "\(.*\)"$/\1/p' "$(dirname "$(realpath "$SBX")")/sbx_config.h" 2>/dev/null)
+if [ -x "$beside" ] && [ -n "$installed" ] && [ ! -e "$installed/codex-linux-sandbox" ]; then
+    link=$(scratch)
+    ln -s "$(realpath "$SBX")" "$link/sbx"
+    is "through a symlink, sbx finds the helper beside the real sbx" "$beside" \
+        "$(env -u SBX_LINUX_SANDBOX_EXE "$link/sbx" run --dry-run -p workspace-write -- true |
+           python3 -c 'import json,sys; print(json.load(sys.stdin)["argv"][0])')"
+else
+    skip "through a symlink, sbx finds the helper beside the real sbx" "no build-tree helper beside sbx, or one is installed in libexecdir"
+fi
+
 done_testing
