@@ -144,6 +144,7 @@ int run(int argc, char** argv) {
             } else {
                 make_mounts_private();
             }
+            mount_proc(filesystem);
             if (limited) bring_up_loopback();
         };
         auto prepare = [&]() { return apply_process_layers(policy, command_cwd, filesystem); };

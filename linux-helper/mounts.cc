@@ -459,8 +459,9 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     }
 }
 
-void mount_proc() {
-    if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+void mount_proc(bool read_only) {
+    const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | (read_only ? MS_RDONLY : 0);
+    if (::mount("proc", "/proc", "proc", flags, nullptr) != 0)
         fail_errno(kStep, "mounting /proc for the new pid namespace",
                    "a fully visible /proc must exist on the host");
 }

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <optional>
 
-#include "mounts.h"
 #include "namespaces.h"
 #include "util.h"
 #include "network.h"
@@ -156,7 +155,6 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
         pollfd reader{status_pipe, 0, 0};
         if (::poll(&reader, 1, 0) > 0 && (reader.revents & POLLERR)) ::_exit(125);
         setup(user);
-        mount_proc();
         const sigset_t watched = watched_signals();
         Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
         if (!signals.valid()) fail_errno("pid 1", "signalfd");

@@ -26,8 +26,8 @@ namespace sbx::helper {
 using PrepareCommand = std::function<Fd()>;
 
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs
-// setup (user id maps first, then mounts, loopback), mounts a fresh /proc,
-// then forks the command, which runs prepare and execs argv.  Returns the
+// setup (user id maps first, then mounts and a fresh /proc, loopback), then
+// forks the command, which runs prepare and execs argv.  Returns the
 // command's wait status (or pid 1's, when it failed before the command ran),
 // or nullopt, without forking, when user namespaces are unavailable.
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,

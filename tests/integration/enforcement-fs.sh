@@ -194,9 +194,16 @@ is "the command has no capability in any set" "0000000000000000 0000000000000000
 is "the command keeps the caller's uid" "$(id -u)" "$(rw id -u)"
 is "the command runs with no_new_privs and a seccomp filter" "1 2" \
     "$(rw sh -c "awk '/^NoNewPrivs:/{n=\$2} /^Seccomp:/{s=\$2} END{print n, s}' /proc/self/status")"
-# /proc/self/comm is the process's own and on a writable mount: only Landlock refuses it.
-is "Landlock refuses writes the mounts allow (/proc/self/comm)" "refused" \
+# The fresh /proc is read-only (the last /proc in mountinfo is the one on top);
+# Landlock refuses writes there too (checked below, where the host's /proc is rw).
+is "the sandbox's own /proc is mounted read-only" "ro" \
+    "$(rw awk '$5 == "/proc" { split($6, o, ","); m = o[1] } END { print m }' /proc/self/mountinfo)"
+is "writes to /proc/self/comm are refused" "refused" \
     "$(rw sh -c "(echo x > /proc/self/comm) 2>/dev/null && echo written || echo refused")"
+# external-sandbox leaves the filesystem to the outer sandbox: its /proc stays writable.
+is "external-sandbox with network limited: /proc is writable" "rw" \
+    "$(sandbox '{"mode":"external-sandbox","network":"limited"}' \
+        awk '$5 == "/proc" { split($6, o, ","); m = o[1] } END { print m }' /proc/self/mountinfo)"
 
 is "the command sees its own pid namespace" "2" "$(rw sh -c 'echo $$')"
 
@@ -216,6 +223,11 @@ if unshare -U true 2>/dev/null; then
     is "--allow-unprotected: runs with Landlock alone" "0" "$rc"
     is "--allow-unprotected: the workspace is writable" "x" "$(content "$ws/no-userns")"
     is "--allow-unprotected: outside stays unwritable (Landlock)" "original" "$(content "$out/f")"
+    # The host's /proc is a writable mount here: Landlock alone refuses the write.
+    is "--allow-unprotected: Landlock refuses writes the mounts allow (/proc/self/comm)" "refused" \
+        "$(unshare -U "$HELPER" --sandbox-policy-cwd "$ws" \
+            --sandbox-policy '{"mode":"workspace-write","allow_unprotected":true}' \
+            -- sh -c "(echo x > /proc/self/comm) 2>/dev/null && echo written || echo refused" 2>/dev/null)"
     case $err in *"not enforced: protected paths"*) _tap_result ok "--allow-unprotected: says what is not enforced" ;;
         *) _tap_result fail "--allow-unprotected: says what is not enforced" "$err" ;; esac
     # No pid namespace here either: only Landlock's signal scope stands
