@@ -22,7 +22,9 @@
 namespace sbx::helper {
 namespace {
 
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+// Passed on to pid 1 and from it to the command's group.  SIGCONT too: it
+// continues a command stopped on the terminal (see pass_terminal).
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT};
 
 sigset_t watched_signals() {
     sigset_t set;
@@ -36,6 +38,30 @@ int exit_code_of(int status) {
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 125;
+}
+
+// What pid 1 tells the helper through the status pipe: the command stopped
+// on the terminal (value: the signal), or its wait status once it is gone.
+struct Report {
+    enum Kind : int { Stopped = 1, Exited = 2 } kind;
+    int value;
+};
+
+void send_report(int pipe, Report report) {
+    write_all(pipe, std::string_view(reinterpret_cast<const char*>(&report), sizeof report));
+}
+
+// Job control: a process whose own group has the terminal's foreground hands
+// it on to group (the next level down: pid 1, then the command) before
+// continuing it.  A group continued in the background gets no terminal.
+void pass_terminal(pid_t group) {
+    if (::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return;
+    sigset_t ttou, old;  // should the shell take it back meanwhile: no stop (and pid 1 ignores SIGTTOU)
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    ::sigprocmask(SIG_BLOCK, &ttou, &old);
+    ::tcsetpgrp(STDIN_FILENO, group);
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
 // One byte of data with room for one SCM_RIGHTS descriptor (not copyable:
@@ -180,16 +206,22 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                     if (sig == SIGCHLD) {
                         int status = 0;
                         pid_t pid;
-                        while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-                            if (pid != command) continue;  // an orphan, reaped
-                            write_all(status_pipe, std::string_view(reinterpret_cast<const char*>(&status),
-                                                                    sizeof status));
+                        while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+                            if (pid != command) continue;  // an orphan, reaped (or stopped)
+                            if (WIFSTOPPED(status)) {
+                                // ^Z: the helper stops too, and so does sbx, so
+                                // that the shell gets the terminal back.
+                                if (take_terminal) send_report(status_pipe, {Report::Stopped, WSTOPSIG(status)});
+                                continue;
+                            }
+                            send_report(status_pipe, {Report::Exited, status});
                             ::_exit(exit_code_of(status));
                         }
                     } else if (info[i].ssi_code != SI_KERNEL) {
                         // To the command's group (the command itself, should
                         // it have left it).  Terminal signals (SI_KERNEL)
                         // reach the terminal's foreground group directly.
+                        if (sig == SIGCONT && take_terminal) pass_terminal(command);
                         if (::kill(-command, sig) != 0) ::kill(command, sig);
                     }
                 }
@@ -237,27 +269,48 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     const pid_t pid1 = child.pid;
     status_write.reset();
+    Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
+    if (!signals.valid()) fail_errno("pid 1", "signalfd");
+    std::optional<int> command_status;
+    // One report; false at the end of the pipe (pid 1 is gone).
+    auto take_report = [&]() {
+        Report report{};
+        if (::read(status_read.get(), &report, sizeof report) != static_cast<ssize_t>(sizeof report)) return false;
+        if (report.kind == Report::Exited) command_status = report.value;
+        // Stopped: the helper stops too (its parent sees it, as a shell sees
+        // a job stop), until a SIGCONT, which it passes on below.
+        if (report.kind == Report::Stopped) ::raise(SIGSTOP);
+        return true;
+    };
+    bool reports = true;
     int pid1_status = 0;
-    for (;;) {
-        siginfo_t info{};
-        const int sig = ::sigwaitinfo(&watched, &info);
-        if (sig < 0) {
+    for (bool pid1_done = false; !pid1_done;) {
+        pollfd fds[2] = {{signals.get(), POLLIN, 0}, {reports ? status_read.get() : -1, POLLIN, 0}};
+        if (::poll(fds, 2, -1) < 0) {
             if (errno == EINTR) continue;
-            fail_errno("pid 1", "sigwaitinfo");
+            fail_errno("pid 1", "poll");
         }
-        if (sig == SIGCHLD) {
-            const pid_t done = ::waitpid(pid1, &pid1_status, WNOHANG);
-            if (done == pid1) break;
-            if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
-        } else if (info.si_code != SI_KERNEL) {
-            ::kill(pid1, sig);
+        if (fds[1].revents != 0) reports = take_report();
+        if (!(fds[0].revents & POLLIN)) continue;
+        signalfd_siginfo info[8];
+        const ssize_t n = ::read(signals.get(), info, sizeof info);
+        for (ssize_t i = 0; n > 0 && i < n / static_cast<ssize_t>(sizeof info[0]); ++i) {
+            const int sig = static_cast<int>(info[i].ssi_signo);
+            if (sig == SIGCHLD) {
+                const pid_t done = ::waitpid(pid1, &pid1_status, WNOHANG);
+                if (done == pid1) pid1_done = true;
+                if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
+            } else if (info[i].ssi_code != SI_KERNEL) {
+                if (sig == SIGCONT && take_terminal) pass_terminal(pid1);
+                ::kill(pid1, sig);
+            }
         }
     }
+    signals.reset();
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
-    int command_status = 0;
-    if (::read(status_read.get(), &command_status, sizeof command_status) == sizeof command_status)
-        return command_status;
-    return pid1_status;
+    while (reports && take_report()) {
+    }
+    return command_status ? *command_status : pid1_status;
 }
 
 void exec_command(char* const* argv) {

@@ -74,11 +74,13 @@ private:
     struct sigaction old_chld_ {};
 };
 
-// Gives the terminal back to sbx's process group when the command had it.
+// Gives the terminal back to sbx's process group when the command had it
+// (not after the job was continued in the background: the shell has it).
 class TerminalGuard {
 public:
     TerminalGuard() = default;
-    void took() { took_ = true; }
+    void took(bool held = true) { took_ = held; }
+    bool held() const { return took_; }
     ~TerminalGuard() {
         if (took_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
     }
@@ -287,6 +289,26 @@ void reap_orphans(pid_t main_child) {
     }
 }
 
+// Job control, when the command's group has the terminal: a child stopped
+// by ^Z (or a read from the terminal in the background) stops sbx as well,
+// so that the shell gets the terminal back; when sbx is continued (fg or
+// bg), the terminal goes back to the child's group if sbx was given it (fg),
+// and the group is continued.  The helper passes both on the same way.
+void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
+    siginfo_t info{};
+    if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WSTOPPED | WNOHANG) != 0 ||
+        info.si_pid == 0 || info.si_code != CLD_STOPPED)
+        return;
+    // Taken back only from the child's group: a job in the background (bg)
+    // that stops on reading the terminal leaves the shell's terminal alone.
+    if (terminal.held()) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
+    ::raise(SIGSTOP);
+    const bool foreground = ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    if (foreground) ::tcsetpgrp(STDIN_FILENO, group);
+    terminal.took(foreground);
+    ::kill(-group, SIGCONT);
+}
+
 void fill(StreamResult& r, const OutputCap& cap) {
     r.bytes = cap.total();
     r.shown_bytes = cap.shown_bytes();
@@ -436,6 +458,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
                 else ::kill(-pid, static_cast<int>(si.ssi_signo));
             }
             if (child_died) reap_orphans(pid);
+            if (child_died && setup.take_tty) follow_stop(pidfd, pid, terminal);
         }
         if (fds[2].revents != 0) loop.pump(out);
         if (fds[3].revents != 0) loop.pump(err);

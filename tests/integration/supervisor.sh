@@ -165,6 +165,33 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
         "$SBX" run -t 30s -p workspace-write -- sh -c 'read line; echo "read: $line"')
     is "sandboxed, reading the terminal: exit status" 0 $?
     ok "sandboxed, reading the terminal: the command read the line" grep -q 'read: hello' <<<"$out"
+    # Job control from an interactive shell (progs/pty-job.py): ^Z stops the
+    # job and the shell prompts again; then
+    #   fg:     the command gets the terminal back and reads the line typed;
+    #   bg:     it goes on without the terminal, which the shell keeps (sbx
+    #           does not take it back when the command ends);
+    #   bgread: it reads the terminal in the background and stops again,
+    #           without taking the terminal from the shell; fg, then as fg.
+    for policy in danger-full-access workspace-write external-sandbox; do
+        for mode in fg bg bgread; do
+            case $mode in
+                fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
+                bg) script="touch '$d/ready'; sleep 0.5; echo done > '$d/typed'" steps="stopped rc=0" wrote=done ;;
+                bgread) script="touch '$d/ready'; sleep 0.5; cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
+            esac
+            rm -f "$d/ready" "$d/typed"
+            out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- \
+                "$SBX" run -t 30s -p "$policy" -- sh -c "$script")
+            is "$policy, ^Z then $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
+            is "$policy, ^Z then $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
+        done
+    done
+    rm -f "$d/ready" "$d/typed"
+    out=$(cd "$d" && python3 "$here/progs/pty-job.py" fg "$d/ready" -- \
+        "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- \
+        sh -c "touch '$d/ready'; cat > '$d/typed'")
+    is "the helper run by a shell, ^Z then fg: every step" "stopped rc=0" "$(echo $out)"
+    is "the helper run by a shell, ^Z then fg: the command read the line" "hello" "$(cat "$d/typed" 2>/dev/null)"
 else
     not_ok "compiling progs/sig-count.c: $(head -3 "$d/cc.log")"
 fi

@@ -1,0 +1,120 @@
+"""Job control through an interactive shell on a new pseudo-terminal.
+
+    pty-job.py fg|bg|bgread READY -- CMD...
+
+Starts `bash --norc --noprofile -i` on a new pseudo-terminal and runs CMD in
+its foreground.  CMD must create the file READY once it runs.  Then, as a
+user at the terminal would:
+  1. ^Z, and waits until the shell says the job stopped and prompts again;
+  2. fg: `fg`, then types "hello", Enter and ^D (CMD should copy the
+     terminal's lines somewhere: sh -c 'touch ready; cat > out');
+     bg: `bg`, 1.5 s at the prompt (CMD should end by itself within it,
+     while the shell reads the terminal), then `wait`;
+     bgread: `bg`; CMD reads the terminal in the background and stops
+     again; `echo alive` (the shell still has the terminal, and tells of the
+     stop); then as fg (CMD: sh -c 'touch ready; sleep 0.5; cat > out');
+  3. `echo "rc=$?"`, and waits for its answer.
+Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
+a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
+one was not within 10 s (everything on the terminal is then killed).
+"""
+import os
+import pty
+import re
+import select
+import shlex
+import signal
+import sys
+import time
+
+PROMPT = b"PTYJOB> "
+
+
+def main():
+    mode, ready = sys.argv[1], sys.argv[2]
+    argv = sys.argv[sys.argv.index("--") + 1:]
+    env = dict(os.environ, PS1=PROMPT.decode(), TERM="dumb")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], env)
+    out = bytearray()
+    deadline = time.time() + 10
+
+    def read_until(pattern, start):
+        """Reads until pattern matches the output after offset start."""
+        while time.time() < deadline:
+            m = re.search(pattern, bytes(out[start:]))
+            if m:
+                return start + m.end()
+            ready_fds, _, _ = select.select([fd], [], [], 0.05)
+            if ready_fds:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    return None
+                out.extend(data)
+        return None
+
+    def drain(seconds):
+        """Keeps the terminal read for a while (so that nothing blocks on it)."""
+        until = time.time() + seconds
+        while time.time() < until:
+            ready_fds, _, _ = select.select([fd], [], [], 0.02)
+            if ready_fds:
+                try:
+                    out.extend(os.read(fd, 4096))
+                except OSError:
+                    return
+
+    def fail(step):
+        print(f"timed out waiting for: {step}")
+        sys.stdout.write(out.decode(errors="replace"))
+        os.killpg(pid, signal.SIGKILL)
+        sys.exit(1)
+
+    def type_(text):
+        os.write(fd, text)
+
+    at = read_until(re.escape(PROMPT), 0) or fail("the first prompt")
+    type_(shlex.join(argv).encode() + b"\n")
+    while not os.path.exists(ready):
+        if time.time() > deadline:
+            fail("the command to start")
+        drain(0.05)
+    drain(0.2)
+    type_(b"\x1a")
+    at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
+    print("stopped")
+    if mode == "bgread":
+        type_(b"bg\n")
+        at = read_until(re.escape(PROMPT), at) or fail("the prompt after bg")
+        drain(1.5)  # the job reads the terminal meanwhile, and stops
+        type_(b"echo alive\n")
+        # bash tells of the stopped job before its next prompt.
+        at = read_until(rb"\nalive\r?\n(.*\n)*?.*Stopped", at) or fail("the shell to answer, and the job to stop")
+        print("alive")
+    if mode in ("fg", "bgread"):
+        type_(b"fg\n")
+        drain(0.3)
+        type_(b"hello\n")
+        drain(0.2)
+        type_(b"\x04")
+        at = read_until(re.escape(PROMPT), at) or fail("the job to end after fg")
+    else:
+        type_(b"bg\n")
+        at = read_until(re.escape(PROMPT), at) or fail("the prompt after bg")
+        drain(1.5)  # the job ends meanwhile, while the shell reads the terminal
+        type_(b"wait\n")
+        at = read_until(rb"wait\r?\n(.*\n)*?" + re.escape(PROMPT), at) or fail("wait for the background job")
+    type_(b'echo "rc=$?"\n')
+    at = read_until(rb"\nrc=(\d+)", at) or fail("the exit status")
+    rc = re.findall(rb"\nrc=(\d+)", bytes(out))[-1].decode()
+    print(f"rc={rc}")
+    type_(b"exit\n")
+    os.waitpid(pid, 0)
+    sys.exit(0)
+
+
+main()
