@@ -16,7 +16,8 @@ user at the terminal would:
   3. `echo "rc=$?"`, and waits for its answer.
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
 a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
-one was not within 10 s (everything on the terminal is then killed).
+one was not within 10 s (every process of the terminal's session is then
+killed).
 """
 import os
 import pty
@@ -28,6 +29,21 @@ import sys
 import time
 
 PROMPT = b"PTYJOB> "
+
+
+def kill_session(sid):
+    """SIGKILL to every process of the terminal's session: the shell's job
+    and the groups below it (a stopped sandbox would hold its locks)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:  # the session id, after state, ppid, pgrp
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
 
 def main():
@@ -71,7 +87,7 @@ def main():
     def fail(step):
         print(f"timed out waiting for: {step}")
         sys.stdout.write(out.decode(errors="replace"))
-        os.killpg(pid, signal.SIGKILL)
+        kill_session(pid)
         sys.exit(1)
 
     def type_(text):
