@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # 1 GiB of output through `sbx run --no-output-cap` against a plain pipe, in
 # one run: wall time (best of $RUNS) and sbx's peak RSS, printed as ratios.
-#   SBX=build/sbx tests/bench/output.sh [SIZE]
+#   tests/bench/output.sh [BUILD_DIR [SIZE]]   (default: build 1G; RUNS=3;
+#                                              SBX=path overrides BUILD_DIR/sbx)
 # Figures, not assertions: the targets are <= 1.2x the time and < 8 MiB RSS.
 set -u
-SBX=${SBX:?set SBX to the sbx executable}
-SIZE=${1:-1G}
+build=${1:-build}
+SIZE=${2:-1G}
+SBX=${SBX:-$build/sbx}
+[ -x "$SBX" ] || { echo "output.sh: $SBX is not an executable sbx (build it, or pass BUILD_DIR)" >&2; exit 1; }
 RUNS=${RUNS:-3}
 cmd=(head -c "$SIZE" /dev/zero)
 sbx=("$SBX" run --no-output-cap -p danger-full-access --)
