@@ -159,6 +159,7 @@ public:
             notes += fmt::format("sbx: timed out after {}: every process of the command was killed\n",
                                  duration_text(*args_.timeout));
         RunReport r;
+        r.cwd = args_.command.cwd;
         r.policy = policy_;
         r.denial = a.denial;
         if (auto n = denial_note(r)) notes += *n;

@@ -38,9 +38,71 @@ constexpr std::array<std::pair<std::string_view, Network>, 3> kNetworkNames{{
 
 bool is_absolute(const std::string& p) { return !p.empty() && p.front() == '/'; }
 
-// Lexical join and normalisation ("a/./b/../c" -> "a/c", "/.." -> "/", no
-// empty components, no trailing '/'); no filesystem access.
-std::string join(const std::string& base, const std::string& rel) {
+void validate_name(const std::string& name, const std::string& source) {
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+        name.find('\0') != std::string::npos) {
+        throw Error(fmt::format("{}: '{}' is not a file name (a protected name is one path component "
+                                "such as .git)",
+                                source, name));
+    }
+}
+
+// A directory the user named: made absolute against cwd, symlinks resolved, and
+// it must exist and be a directory.
+std::string resolve_dir(const std::string& given, const Environment& env, const std::string& source) {
+    if (given.empty()) throw Error(fmt::format("{}: empty path", source));
+    std::string abs = join_path(env.cwd, given);
+    auto real = env.realpath(abs);
+    if (!real) {
+        throw Error(fmt::format("{}: {}: no such directory{}", source, given,
+                                is_absolute(given) ? "" : fmt::format(" (relative to {})", env.cwd)));
+    }
+    if (!env.is_directory(*real)) throw Error(fmt::format("{}: {}: not a directory", source, given));
+    return *real;
+}
+
+// The protected paths at the top of one writable root.
+std::vector<std::string> protected_paths_of(const std::string& root,
+                                            const std::vector<std::string>& names,
+                                            const Environment& env) {
+    std::vector<std::string> out;
+    for (const auto& name : names) {
+        std::string path = join_path(root, name);
+        out.push_back(path);
+        if (!env.lexists(path)) continue;
+        // A symlinked protected name: its target is protected too.
+        if (env.readlink(path)) {
+            if (auto target = env.realpath(path)) out.push_back(*target);
+            continue;
+        }
+        // A `.git` file ("gitdir: DIR") points at the real git directory.
+        if (name == ".git" && !env.is_directory(path)) {
+            auto text = env.read_file(path);
+            const std::string dir = text ? gitdir_of_text(*text) : "";
+            if (dir.empty()) continue;
+            std::string abs = join_path(root, dir);
+            std::string gitdir = env.realpath(abs).value_or(abs);
+            out.push_back(gitdir);
+            // A worktree's gitdir names the repository it belongs to in
+            // "commondir"; that one holds the hooks and the config.
+            if (auto common = env.read_file(gitdir + "/commondir")) {
+                std::string c = *common;
+                while (!c.empty() && (c.back() == '\n' || c.back() == '\r')) c.pop_back();
+                if (!c.empty()) {
+                    std::string cabs = join_path(gitdir, c);
+                    out.push_back(env.realpath(cabs).value_or(cabs));
+                }
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace
+
+std::string join_path(const std::string& base, const std::string& rel) {
     const std::string whole = is_absolute(rel) || base.empty() ? rel : base + "/" + rel;
     const bool absolute = is_absolute(whole);
     std::vector<std::string_view> parts;
@@ -60,70 +122,6 @@ std::string join(const std::string& base, const std::string& rel) {
     for (std::size_t i = 0; i < parts.size(); ++i) out.append(i ? "/" : "").append(parts[i]);
     return out.empty() ? "." : out;
 }
-
-void validate_name(const std::string& name, const std::string& source) {
-    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-        name.find('\0') != std::string::npos) {
-        throw Error(fmt::format("{}: '{}' is not a file name (a protected name is one path component "
-                                "such as .git)",
-                                source, name));
-    }
-}
-
-// A directory the user named: made absolute against cwd, symlinks resolved, and
-// it must exist and be a directory.
-std::string resolve_dir(const std::string& given, const Environment& env, const std::string& source) {
-    if (given.empty()) throw Error(fmt::format("{}: empty path", source));
-    std::string abs = join(env.cwd, given);
-    auto real = env.realpath(abs);
-    if (!real) {
-        throw Error(fmt::format("{}: {}: no such directory{}", source, given,
-                                is_absolute(given) ? "" : fmt::format(" (relative to {})", env.cwd)));
-    }
-    if (!env.is_directory(*real)) throw Error(fmt::format("{}: {}: not a directory", source, given));
-    return *real;
-}
-
-// The protected paths at the top of one writable root.
-std::vector<std::string> protected_paths_of(const std::string& root,
-                                            const std::vector<std::string>& names,
-                                            const Environment& env) {
-    std::vector<std::string> out;
-    for (const auto& name : names) {
-        std::string path = join(root, name);
-        out.push_back(path);
-        if (!env.lexists(path)) continue;
-        // A symlinked protected name: its target is protected too.
-        if (env.readlink(path)) {
-            if (auto target = env.realpath(path)) out.push_back(*target);
-            continue;
-        }
-        // A `.git` file ("gitdir: DIR") points at the real git directory.
-        if (name == ".git" && !env.is_directory(path)) {
-            auto text = env.read_file(path);
-            const std::string dir = text ? gitdir_of_text(*text) : "";
-            if (dir.empty()) continue;
-            std::string abs = join(root, dir);
-            std::string gitdir = env.realpath(abs).value_or(abs);
-            out.push_back(gitdir);
-            // A worktree's gitdir names the repository it belongs to in
-            // "commondir"; that one holds the hooks and the config.
-            if (auto common = env.read_file(gitdir + "/commondir")) {
-                std::string c = *common;
-                while (!c.empty() && (c.back() == '\n' || c.back() == '\r')) c.pop_back();
-                if (!c.empty()) {
-                    std::string cabs = join(gitdir, c);
-                    out.push_back(env.realpath(cabs).value_or(cabs));
-                }
-            }
-        }
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
-}  // namespace
 
 std::string gitdir_of_text(std::string_view git_file_text) {
     std::istringstream in{std::string(git_file_text)};

@@ -93,6 +93,10 @@ struct Environment {
 // (as written: relative to the file's directory, or absolute); "" when none.
 std::string gitdir_of_text(std::string_view git_file_text);
 
+// rel against base, joined and normalised lexically ("a/./b/../c" -> "a/c",
+// "/.." -> "/", no empty components, no trailing '/'); no filesystem access.
+std::string join_path(const std::string& base, const std::string& rel);
+
 // The real filesystem and this process's cwd and $TMPDIR.
 Environment system_environment();
 

@@ -111,13 +111,14 @@ std::optional<std::string> find_denial_message(std::string_view text) {
 std::string path_near_denial_message(std::string_view text) {
     const std::string l = lower(text);
     std::size_t at = std::string::npos;
-    for (const char* m : kMessages) at = std::min(at, l.find(m));
+    const char* message = nullptr;
+    for (const char* m : kMessages)
+        if (const auto p = l.find(m); p < at) at = p, message = m;
     if (at == std::string::npos) return {};
     const auto begin = text.rfind('\n', at);
+    const std::size_t from = begin == std::string_view::npos ? 0 : begin + 1;
     const auto end = text.find('\n', at);
-    const std::string_view line =
-        text.substr(begin == std::string_view::npos ? 0 : begin + 1,
-                    (end == std::string_view::npos ? text.size() : end) - (begin == std::string_view::npos ? 0 : begin + 1));
+    const std::string_view line = text.substr(from, (end == std::string_view::npos ? text.size() : end) - from);
     for (std::size_t i = 0; i < line.size(); ++i) {
         if (line[i] != '/' || (i > 0 && line[i - 1] != ' ' && line[i - 1] != '\'' && line[i - 1] != '"' &&
                                line[i - 1] != '`' && line[i - 1] != '(')) continue;
@@ -126,6 +127,35 @@ std::string path_near_denial_message(std::string_view text) {
                line[j] != ')')
             ++j;
         if (j > i + 1) return std::string(line.substr(i, j - i));
+    }
+    // No absolute path: a relative one, only where the message can only be
+    // about a file (EROFS), in the two usual shapes "... PATH: Read-only file
+    // system" (sh, touch, git) and "Read-only file system: 'PATH'" (Python).
+    if (std::string_view(message) != "read-only file system") return {};
+    auto bare = [](std::string_view s) {
+        constexpr std::string_view kQuotes[] = {"'", "\"", "`", "\u2018", "\u2019"};
+        for (bool again = true; again && !s.empty();) {
+            again = false;
+            for (auto q : kQuotes) {
+                if (s.starts_with(q)) s.remove_prefix(q.size()), again = true;
+                if (s.ends_with(q)) s.remove_suffix(q.size()), again = true;
+            }
+        }
+        return s;
+    };
+    const std::size_t m = at - from;
+    std::string_view before = line.substr(0, m);
+    if (before.ends_with(": ")) {
+        before.remove_suffix(2);
+        const auto space = before.find_last_of(' ');
+        const std::string_view token = bare(space == std::string_view::npos ? before : before.substr(space + 1));
+        if (!token.empty() && token.find(':') == std::string_view::npos) return std::string(token);
+    }
+    std::string_view after = line.substr(m + std::strlen(message));
+    if (after.starts_with(": ")) {
+        after.remove_prefix(2);
+        const std::string_view token = bare(after.substr(0, after.find(' ')));
+        if (!token.empty()) return std::string(token);
     }
     return {};
 }
@@ -139,13 +169,17 @@ DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
         return a;
     }
     switch (r.exit_code) {
-        case 0: case 2: case 124: case 126: case 127: return a;
+        case 0: case 124: case 126: case 127: return a;
         default: break;
     }
     if (r.timed_out) return a;
     // The shown text is what sbx kept; the message is most often near the end.
     for (const auto* s : {&r.err.tail, &r.err.shown, &r.out.tail, &r.out.shown}) {
         if (auto m = find_denial_message(*s)) {
+            // Status 2 is sh's for a redirection it could not make, but also
+            // ls's and grep's for trouble of their own: only a read-only file
+            // system (the sandbox's mounts) counts there.
+            if (r.exit_code == 2 && *m != "read-only file system") return a;
             a.sandbox_denied = true;
             a.reason = *m;
             a.path = path_near_denial_message(*s);

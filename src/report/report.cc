@@ -202,7 +202,8 @@ std::optional<std::string> denial_note(const RunReport& r) {
                        ? "the call is never allowed in the sandbox; -p danger-full-access runs without one"
                        : "for sockets use -n limited (loopback) or -n full";
         } else if (!r.denial.path.empty() && p.sandboxed_filesystem()) {
-            const std::string& path = r.denial.path;
+            // A relative path is the command's own: against its directory.
+            const std::string path = join_path(r.cwd, r.denial.path);
             if (auto name = protected_by(p, path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", path, *name);
             } else {

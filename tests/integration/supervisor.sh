@@ -289,5 +289,18 @@ out=$("$SBX" run -p read-only --json -- sh -c 'echo "Permission denied" >&2; exi
 is "status 2: not sandbox_denied" false "$(jq .sandbox_denied <<<"$out")"
 "$SBX" run "${full[@]}" -- sh -c 'echo "Permission denied" >&2; exit 1' 2>"$d/err"
 is "no note without a sandbox" "Permission denied" "$(cat "$d/err")"
+# sh's redirection (status 2) to a relative path: the note names the file,
+# taken against the command's directory, and the flag for it.
+repo=$(scratch)
+mkdir "$repo/.git" "$repo/sub"
+(cd "$repo/sub" && "$SBX" run -p read-only -- sh -c 'echo x > new') 2>"$d/err"
+rc=$?
+ok "read-only, sh redirection: refused ($rc), nothing written" test "$rc" -eq 2 -a ! -e "$repo/sub/new"
+ok "read-only, sh redirection: the note names the directory" \
+    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to $repo/sub add -w $repo/sub or use -p workspace-write$" "$d/err"
+(cd "$repo/sub" && "$SBX" run -p workspace-write -w "$repo" -- sh -c 'echo x > ../.git/config') 2>"$d/err"
+ok "workspace-write, a protected .git: nothing written" test ! -e "$repo/.git/config"
+ok "workspace-write, a protected .git: the note says --unprotect .git" \
+    grep -q "^sbx: the sandbox likely denied this (read-only file system); $repo/.git/config is protected; --unprotect .git allows writes to it$" "$d/err"
 
 done_testing

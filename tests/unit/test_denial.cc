@@ -53,6 +53,8 @@ TEST_CASE("sandbox_denied needs a sandbox, a failing status and a known message"
     CHECK_FALSE(analyze_denial(failed(1, "some other error\n"), true).sandbox_denied);
     for (int code : {0, 2, 124, 126, 127})
         CHECK_FALSE(analyze_denial(failed(code, "Permission denied\n"), true).sandbox_denied);
+    for (int code : {0, 124, 126, 127})
+        CHECK_FALSE(analyze_denial(failed(code, "Read-only file system\n"), true).sandbox_denied);
     CHECK(analyze_denial(failed(1, "", "Permission denied on stdout\n"), true).sandbox_denied);
     ExecResult tail = failed(1, "lots of output, cut by the cap");
     tail.err.tail = "...\nmkdir: cannot create directory '/opt/x': Read-only file system\n";
@@ -78,6 +80,28 @@ TEST_CASE("the path on the message's line") {
           == "/srv/d");
     CHECK(path_near_denial_message("Operation not permitted").empty());
     CHECK(path_near_denial_message("no message /here").empty());
+}
+
+TEST_CASE("a relative path, only next to a read-only file system") {
+    CHECK(path_near_denial_message("sh: 1: cannot create .git/config2: Read-only file system") == ".git/config2");
+    CHECK(path_near_denial_message("touch: cannot touch 'f': Read-only file system") == "f");
+    CHECK(path_near_denial_message("mkdir: cannot create directory \u2018d\u2019: Read-only file system") == "d");
+    CHECK(path_near_denial_message("error: could not lock config file .git/config: Read-only file system") ==
+          ".git/config");
+    CHECK(path_near_denial_message("bash: line 1: out.txt: Read-only file system") == "out.txt");
+    CHECK(path_near_denial_message("OSError: [Errno 30] Read-only file system: 'sub/g'") == "sub/g");
+    // Other messages can be about sockets or processes: absolute paths only.
+    CHECK(path_near_denial_message("ping: socket: Operation not permitted").empty());
+    CHECK(path_near_denial_message("bash: ./x: Permission denied").empty());
+    CHECK(path_near_denial_message("Read-only file system").empty());
+}
+
+TEST_CASE("status 2 counts only with a read-only file system") {
+    CHECK(analyze_denial(failed(2, "sh: 1: cannot create f: Read-only file system\n"), true).sandbox_denied);
+    CHECK(analyze_denial(failed(2, "sh: 1: cannot create f: Read-only file system\n"), true).path == "f");
+    CHECK_FALSE(analyze_denial(failed(2, "ls: cannot open directory '/root': Permission denied\n"), true)
+                    .sandbox_denied);
+    CHECK_FALSE(analyze_denial(failed(2, "grep: /x: Operation not permitted\n"), true).sandbox_denied);
 }
 
 TEST_CASE("audit log lines are parsed into Landlock records only") {

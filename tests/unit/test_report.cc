@@ -107,6 +107,15 @@ TEST_CASE("the denial note names what was denied and the flag that allows it") {
     r.denial.path = "/work/.git/hooks/x";
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/.git/hooks/x is "
                             "protected; --unprotect .git allows writes to it\n");
+    // A relative path from the message is the command's: against its directory.
+    r.cwd = "/work/sub";
+    r.denial.path = "../.git/config";
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/.git/config is "
+                            "protected; --unprotect .git allows writes to it\n");
+    r.denial.path = "out/f";
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to "
+                            "/work/sub/out add -w /work/sub/out\n");
+    r.denial.path = "/work/.git/hooks/x";
     r.denial.denials = {Denial{"fs.write_file", "/srv/data/f", "", ""}};
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (fs.write_file on /srv/data/f); to allow writes "
                             "to /srv/data add -w /srv/data\n");
