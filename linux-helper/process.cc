@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -49,6 +50,22 @@ struct Report {
 
 void send_report(int pipe, Report report) {
     write_all(pipe, std::string_view(reinterpret_cast<const char*>(&report), sizeof report));
+}
+
+// The terminal on stdin, as the helper finds it: job control applies when it
+// is the session's controlling terminal (a stop of the command is followed
+// up, a SIGCONT hands the terminal down); the command takes it over at once
+// when the helper's group has its foreground.
+struct Terminal {
+    bool job_control = false;
+    bool foreground = false;
+};
+
+Terminal terminal_at_start() {
+    Terminal t;
+    t.job_control = ::isatty(STDIN_FILENO) == 1 && ::tcgetsid(STDIN_FILENO) == ::getsid(0);
+    t.foreground = t.job_control && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    return t;
 }
 
 // Job control: a process whose own group has the terminal's foreground hands
@@ -169,7 +186,7 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
 }
 
 // Pid 1 of the new pid namespace: never returns.
-[[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask, bool take_terminal,
+[[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask, Terminal terminal,
                             const std::function<void(bool)>& setup, const PrepareCommand& prepare,
                             char* const* argv) {
     try {
@@ -188,7 +205,7 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("pid 1", "socketpair");
         Fd handoff(pair[0]), command_end(pair[1]);
         const pid_t command =
-            start_command(original_mask, take_terminal, handoff.get(), command_end.get(), prepare, argv);
+            start_command(original_mask, terminal.foreground, handoff.get(), command_end.get(), prepare, argv);
         command_end.reset();
         std::optional<UnixMediator> mediator;
         for (;;) {
@@ -211,7 +228,8 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                             if (WIFSTOPPED(status)) {
                                 // ^Z: the helper stops too, and so does sbx, so
                                 // that the shell gets the terminal back.
-                                if (take_terminal) send_report(status_pipe, {Report::Stopped, WSTOPSIG(status)});
+                                if (terminal.job_control)
+                                    send_report(status_pipe, {Report::Stopped, WSTOPSIG(status)});
                                 continue;
                             }
                             send_report(status_pipe, {Report::Exited, status});
@@ -221,7 +239,7 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                         // To the command's group (the command itself, should
                         // it have left it).  Terminal signals (SI_KERNEL)
                         // reach the terminal's foreground group directly.
-                        if (sig == SIGCONT && take_terminal) pass_terminal(command);
+                        if (sig == SIGCONT && terminal.job_control) pass_terminal(command);
                         if (::kill(-command, sig) != 0) ::kill(command, sig);
                     }
                 }
@@ -256,7 +274,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) fail_errno("pid 1", "pipe");
     // Asked here, in the host's pid namespace, where process groups outside
     // pid 1's namespace are visible.
-    const bool take_terminal = ::isatty(STDIN_FILENO) == 1 && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    const Terminal terminal = terminal_at_start();
     Fd status_read(pipe_fds[0]), status_write(pipe_fds[1]);
     const Fork child = fork_into_namespaces(request);
     if (!child.entered) {
@@ -265,7 +283,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     if (child.pid == 0) {
         status_read.reset();
-        pid1_main(child.user, status_write.get(), original, take_terminal, setup, prepare, argv);
+        pid1_main(child.user, status_write.get(), original, terminal, setup, prepare, argv);
     }
     const pid_t pid1 = child.pid;
     status_write.reset();
@@ -301,7 +319,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
                 if (done == pid1) pid1_done = true;
                 if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
             } else if (info[i].ssi_code != SI_KERNEL) {
-                if (sig == SIGCONT && take_terminal) pass_terminal(pid1);
+                if (sig == SIGCONT && terminal.job_control) pass_terminal(pid1);
                 ::kill(pid1, sig);
             }
         }

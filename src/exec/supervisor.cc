@@ -289,11 +289,12 @@ void reap_orphans(pid_t main_child) {
     }
 }
 
-// Job control, when the command's group has the terminal: a child stopped
-// by ^Z (or a read from the terminal in the background) stops sbx as well,
-// so that the shell gets the terminal back; when sbx is continued (fg or
-// bg), the terminal goes back to the child's group if sbx was given it (fg),
-// and the group is continued.  The helper passes both on the same way.
+// Job control, when stdin is the session's terminal: a child stopped by ^Z
+// (or by reading the terminal in the background, also when sbx was started
+// in the background) stops sbx as well, so that the shell sees the job
+// stop; when sbx is continued (fg or bg), the terminal goes to the child's
+// group if sbx was given it (fg), and the group is continued.  The helper
+// passes both on the same way.
 void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
     siginfo_t info{};
     if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WSTOPPED | WNOHANG) != 0 ||
@@ -353,8 +354,11 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     setup.candidates = exec::exec_candidates(plan.argv[0], env);
     setup.cwd = plan.cwd.c_str();
     setup.stdin_null = plan.stdin_mode == StdinMode::Null;
-    setup.take_tty = plan.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
-                     ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    // Job control when stdin is the session's terminal; the child's group
+    // takes the terminal at once when sbx is in the foreground.
+    const bool job_control = plan.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
+                             ::tcgetsid(STDIN_FILENO) == ::getsid(0);
+    setup.take_tty = job_control && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
     setup.out_fd = out_pipe.write.get();
     setup.err_fd = err_pipe.write.get();
     setup.status_fd = status_pipe.write.get();
@@ -458,7 +462,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
                 else ::kill(-pid, static_cast<int>(si.ssi_signo));
             }
             if (child_died) reap_orphans(pid);
-            if (child_died && setup.take_tty) follow_stop(pidfd, pid, terminal);
+            if (child_died && job_control) follow_stop(pidfd, pid, terminal);
         }
         if (fds[2].revents != 0) loop.pump(out);
         if (fds[3].revents != 0) loop.pump(err);

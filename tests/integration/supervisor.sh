@@ -171,19 +171,21 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
     #   bg:     it goes on without the terminal, which the shell keeps (sbx
     #           does not take it back when the command ends);
     #   bgread: it reads the terminal in the background and stops again,
-    #           without taking the terminal from the shell; fg, then as fg.
+    #           without taking the terminal from the shell; fg, then as fg;
+    #   background: started with &, no ^Z: as bgread after its bg.
     for policy in danger-full-access workspace-write external-sandbox; do
-        for mode in fg bg bgread; do
+        for mode in fg bg bgread background; do
             case $mode in
                 fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
                 bg) script="touch '$d/ready'; sleep 0.5; echo done > '$d/typed'" steps="stopped rc=0" wrote=done ;;
                 bgread) script="touch '$d/ready'; sleep 0.5; cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
+                background) script="touch '$d/ready'; cat > '$d/typed'" steps="alive rc=0" wrote=hello ;;
             esac
             rm -f "$d/ready" "$d/typed"
             out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- \
                 "$SBX" run -t 30s -p "$policy" -- sh -c "$script")
-            is "$policy, ^Z then $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
-            is "$policy, ^Z then $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
+            is "$policy, job control, $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
+            is "$policy, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
         done
     done
     rm -f "$d/ready" "$d/typed"

@@ -1,11 +1,12 @@
 """Job control through an interactive shell on a new pseudo-terminal.
 
-    pty-job.py fg|bg|bgread READY -- CMD...
+    pty-job.py fg|bg|bgread|background READY -- CMD...
 
 Starts `bash --norc --noprofile -i` on a new pseudo-terminal and runs CMD in
 its foreground.  CMD must create the file READY once it runs.  Then, as a
 user at the terminal would:
-  1. ^Z, and waits until the shell says the job stopped and prompts again;
+  1. ^Z, and waits until the shell says the job stopped and prompts again
+     (background: CMD is started with &, and there is no ^Z);
   2. fg: `fg`, then types "hello", Enter and ^D (CMD should copy the
      terminal's lines somewhere: sh -c 'touch ready; cat > out');
      bg: `bg`, 1.5 s at the prompt (CMD should end by itself within it,
@@ -13,6 +14,7 @@ user at the terminal would:
      bgread: `bg`; CMD reads the terminal in the background and stops
      again; `echo alive` (the shell still has the terminal, and tells of the
      stop); then as fg (CMD: sh -c 'touch ready; sleep 0.5; cat > out');
+     background: as bgread after its `bg` (CMD: sh -c 'touch ready; cat > out');
   3. `echo "rc=$?"`, and waits for its answer.
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
 a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
@@ -94,24 +96,26 @@ def main():
         os.write(fd, text)
 
     at = read_until(re.escape(PROMPT), 0) or fail("the first prompt")
-    type_(shlex.join(argv).encode() + b"\n")
+    type_(shlex.join(argv).encode() + (b" &" if mode == "background" else b"") + b"\n")
     while not os.path.exists(ready):
         if time.time() > deadline:
             fail("the command to start")
         drain(0.05)
     drain(0.2)
-    type_(b"\x1a")
-    at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
-    print("stopped")
+    if mode != "background":
+        type_(b"\x1a")
+        at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
+        print("stopped")
     if mode == "bgread":
         type_(b"bg\n")
         at = read_until(re.escape(PROMPT), at) or fail("the prompt after bg")
+    if mode in ("bgread", "background"):
         drain(1.5)  # the job reads the terminal meanwhile, and stops
         type_(b"echo alive\n")
         # bash tells of the stopped job before its next prompt.
         at = read_until(rb"\nalive\r?\n(.*\n)*?.*Stopped", at) or fail("the shell to answer, and the job to stop")
         print("alive")
-    if mode in ("fg", "bgread"):
+    if mode in ("fg", "bgread", "background"):
         type_(b"fg\n")
         drain(0.3)
         type_(b"hello\n")
