@@ -225,13 +225,19 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                         pid_t pid;
                         while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
                             if (pid != command) continue;  // an orphan, reaped (or stopped)
-                            if (WIFSTOPPED(status)) {
+                            if (WIFSTOPPED(status) && terminal.job_control) {
                                 // ^Z: the helper stops too, and so does sbx, so
-                                // that the shell gets the terminal back.
-                                if (terminal.job_control)
+                                // that the shell gets the terminal back.  Unless
+                                // pid 1's group was given the terminal meanwhile
+                                // (fg without SIGCONT): on with it at once.
+                                if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+                                    pass_terminal(command);
+                                    if (::kill(-command, SIGCONT) != 0) ::kill(command, SIGCONT);
+                                } else {
                                     send_report(status_pipe, {Report::Stopped, WSTOPSIG(status)});
-                                continue;
+                                }
                             }
+                            if (WIFSTOPPED(status)) continue;
                             send_report(status_pipe, {Report::Exited, status});
                             ::_exit(exit_code_of(status));
                         }
@@ -296,8 +302,17 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
         if (::read(status_read.get(), &report, sizeof report) != static_cast<ssize_t>(sizeof report)) return false;
         if (report.kind == Report::Exited) command_status = report.value;
         // Stopped: the helper stops too (its parent sees it, as a shell sees
-        // a job stop), until a SIGCONT, which it passes on below.
-        if (report.kind == Report::Stopped) ::raise(SIGSTOP);
+        // a job stop), until a SIGCONT, which it passes on below.  Unless its
+        // group was given the terminal meanwhile (a shell's fg of a running
+        // job sends no SIGCONT): then on with it at once.
+        if (report.kind == Report::Stopped) {
+            if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+                pass_terminal(pid1);
+                ::kill(pid1, SIGCONT);
+            } else {
+                ::raise(SIGSTOP);
+            }
+        }
         return true;
     };
     bool reports = true;

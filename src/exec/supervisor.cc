@@ -39,7 +39,7 @@ constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr std::size_t kReadBuffer = 64 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
 
-// Blocks the forwarded signals (read through a signalfd) and SIGTTOU, ignores
+// Blocks the forwarded signals and SIGCONT (read through a signalfd) and SIGTTOU, ignores
 // SIGPIPE (a closed sbx stdout is seen as EPIPE) and makes SIGCHLD default so
 // that the child is not auto-reaped; restores all of it on destruction.
 class SignalGuard {
@@ -48,6 +48,7 @@ public:
         sigset_t block;
         sigemptyset(&block);
         for (int s : kForwarded) sigaddset(&block, s);
+        sigaddset(&block, SIGCONT);  // it still continues sbx; the signalfd tells of it
         sigaddset(&block, SIGTTOU);
         sigaddset(&block, SIGCHLD);
         if (::sigprocmask(SIG_BLOCK, &block, &old_mask_) != 0)
@@ -79,7 +80,7 @@ private:
 class TerminalGuard {
 public:
     TerminalGuard() = default;
-    void took(bool held = true) { took_ = held; }
+    void took(bool held = true) { took_ = held; }  // false: sbx's group has it (again)
     bool held() const { return took_; }
     ~TerminalGuard() {
         if (took_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
@@ -289,25 +290,39 @@ void reap_orphans(pid_t main_child) {
     }
 }
 
+// sbx was continued (fg or bg, after a stop or not): the terminal goes to
+// the child's group if the shell gave it to sbx (fg), and the group is
+// continued.  The helper passes both on the same way.
+void continue_child(pid_t group, TerminalGuard& terminal) {
+    if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+        ::tcsetpgrp(STDIN_FILENO, group);
+        terminal.took();
+    }
+    ::kill(-group, SIGCONT);
+}
+
 // Job control, when stdin is the session's terminal: a child stopped by ^Z
 // (or by reading the terminal in the background, also when sbx was started
 // in the background) stops sbx as well, so that the shell sees the job
-// stop; when sbx is continued (fg or bg), the terminal goes to the child's
-// group if sbx was given it (fg), and the group is continued.  The helper
-// passes both on the same way.
+// stop; sbx goes on at a SIGCONT (continue_child).  A shell's fg of a job
+// that was running gives sbx's group the terminal without a SIGCONT: the
+// child's read then stops it, and it is continued with the terminal at once.
 void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
     siginfo_t info{};
     if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WSTOPPED | WNOHANG) != 0 ||
         info.si_pid == 0 || info.si_code != CLD_STOPPED)
         return;
+    if (!terminal.held() && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+        continue_child(group, terminal);
+        return;
+    }
     // Taken back only from the child's group: a job in the background (bg)
     // that stops on reading the terminal leaves the shell's terminal alone.
-    if (terminal.held()) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
+    if (terminal.held()) {
+        ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
+        terminal.took(false);
+    }
     ::raise(SIGSTOP);
-    const bool foreground = ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
-    if (foreground) ::tcsetpgrp(STDIN_FILENO, group);
-    terminal.took(foreground);
-    ::kill(-group, SIGCONT);
 }
 
 void fill(StreamResult& r, const OutputCap& cap) {
@@ -329,6 +344,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     sigset_t watched;
     sigemptyset(&watched);
     for (int s : kForwarded) sigaddset(&watched, s);
+    sigaddset(&watched, SIGCONT);
     sigaddset(&watched, SIGCHLD);  // orphans reparented to sbx are reaped as they die
     Fd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigfd.valid()) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
@@ -459,6 +475,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
             bool child_died = false;
             while (::read(sigfd.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
                 if (si.ssi_signo == SIGCHLD) child_died = true;
+                else if (si.ssi_signo == SIGCONT && job_control) continue_child(pid, terminal);
                 else ::kill(-pid, static_cast<int>(si.ssi_signo));
             }
             if (child_died) reap_orphans(pid);

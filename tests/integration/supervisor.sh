@@ -172,14 +172,16 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
     #           does not take it back when the command ends);
     #   bgread: it reads the terminal in the background and stops again,
     #           without taking the terminal from the shell; fg, then as fg;
-    #   background: started with &, no ^Z: as bgread after its bg.
+    #   background: started with &, no ^Z: as bgread after its bg;
+    #   fgnow:  started with &, fg before it reads the terminal: as fg.
     for policy in danger-full-access workspace-write external-sandbox; do
-        for mode in fg bg bgread background; do
+        for mode in fg bg bgread background fgnow; do
             case $mode in
                 fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
                 bg) script="touch '$d/ready'; sleep 0.5; echo done > '$d/typed'" steps="stopped rc=0" wrote=done ;;
                 bgread) script="touch '$d/ready'; sleep 0.5; cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
                 background) script="touch '$d/ready'; cat > '$d/typed'" steps="alive rc=0" wrote=hello ;;
+                fgnow) script="touch '$d/ready'; sleep 1; cat > '$d/typed'" steps="rc=0" wrote=hello ;;
             esac
             rm -f "$d/ready" "$d/typed"
             out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- \
@@ -188,12 +190,18 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
             is "$policy, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
         done
     done
-    rm -f "$d/ready" "$d/typed"
-    out=$(cd "$d" && python3 "$here/progs/pty-job.py" fg "$d/ready" -- \
-        "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- \
-        sh -c "touch '$d/ready'; cat > '$d/typed'")
-    is "the helper run by a shell, ^Z then fg: every step" "stopped rc=0" "$(echo $out)"
-    is "the helper run by a shell, ^Z then fg: the command read the line" "hello" "$(cat "$d/typed" 2>/dev/null)"
+    # The helper run by a shell: its own group is the job.
+    for mode in fg fgnow; do
+        case $mode in
+            fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" ;;
+            fgnow) script="touch '$d/ready'; sleep 1; cat > '$d/typed'" steps="rc=0" ;;
+        esac
+        rm -f "$d/ready" "$d/typed"
+        out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- \
+            "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- sh -c "$script")
+        is "the helper run by a shell, job control, $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
+        is "the helper run by a shell, job control, $mode: what the command wrote" "hello" "$(cat "$d/typed" 2>/dev/null)"
+    done
 else
     not_ok "compiling progs/sig-count.c: $(head -3 "$d/cc.log")"
 fi

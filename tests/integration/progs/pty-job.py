@@ -1,12 +1,12 @@
 """Job control through an interactive shell on a new pseudo-terminal.
 
-    pty-job.py fg|bg|bgread|background READY -- CMD...
+    pty-job.py fg|bg|bgread|background|fgnow READY -- CMD...
 
 Starts `bash --norc --noprofile -i` on a new pseudo-terminal and runs CMD in
 its foreground.  CMD must create the file READY once it runs.  Then, as a
 user at the terminal would:
   1. ^Z, and waits until the shell says the job stopped and prompts again
-     (background: CMD is started with &, and there is no ^Z);
+     (background, fgnow: CMD is started with &, and there is no ^Z);
   2. fg: `fg`, then types "hello", Enter and ^D (CMD should copy the
      terminal's lines somewhere: sh -c 'touch ready; cat > out');
      bg: `bg`, 1.5 s at the prompt (CMD should end by itself within it,
@@ -15,6 +15,8 @@ user at the terminal would:
      again; `echo alive` (the shell still has the terminal, and tells of the
      stop); then as fg (CMD: sh -c 'touch ready; sleep 0.5; cat > out');
      background: as bgread after its `bg` (CMD: sh -c 'touch ready; cat > out');
+     fgnow: started with &, `fg` before CMD reads, then as fg (CMD:
+     sh -c 'touch ready; sleep 1; cat > out');
   3. `echo "rc=$?"`, and waits for its answer.
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
 a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
@@ -96,13 +98,13 @@ def main():
         os.write(fd, text)
 
     at = read_until(re.escape(PROMPT), 0) or fail("the first prompt")
-    type_(shlex.join(argv).encode() + (b" &" if mode == "background" else b"") + b"\n")
+    type_(shlex.join(argv).encode() + (b" &" if mode in ("background", "fgnow") else b"") + b"\n")
     while not os.path.exists(ready):
         if time.time() > deadline:
             fail("the command to start")
         drain(0.05)
     drain(0.2)
-    if mode != "background":
+    if mode not in ("background", "fgnow"):
         type_(b"\x1a")
         at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
         print("stopped")
@@ -115,7 +117,7 @@ def main():
         # bash tells of the stopped job before its next prompt.
         at = read_until(rb"\nalive\r?\n(.*\n)*?.*Stopped", at) or fail("the shell to answer, and the job to stop")
         print("alive")
-    if mode in ("fg", "bgread", "background"):
+    if mode in ("fg", "bgread", "background", "fgnow"):
         type_(b"fg\n")
         drain(0.3)
         type_(b"hello\n")
@@ -133,7 +135,12 @@ def main():
     rc = re.findall(rb"\nrc=(\d+)", bytes(out))[-1].decode()
     print(f"rc={rc}")
     type_(b"exit\n")
-    os.waitpid(pid, 0)
+    # A job still stopped keeps bash from exiting: whatever is left of the
+    # session goes, so that nothing holds the sandbox's locks afterwards.
+    until = time.time() + 2
+    while time.time() < until and os.waitpid(pid, os.WNOHANG) == (0, 0):
+        drain(0.05)
+    kill_session(pid)
     sys.exit(0)
 
 
