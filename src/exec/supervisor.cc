@@ -322,7 +322,10 @@ void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
         ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
         terminal.took(false);
     }
-    ::raise(SIGSTOP);
+    // What ^Z does to a foreground group, done to sbx's: the whole job stops
+    // (the rest of a pipeline, a script that ran sbx), and each member may
+    // tidy the terminal first (less, vim).
+    ::kill(0, SIGTSTP);
 }
 
 void fill(StreamResult& r, const OutputCap& cap) {

@@ -190,6 +190,15 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
             is "$policy, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
         done
     done
+    # sbx run by a script: ^Z stops the whole job (the script too), as it
+    # would without sbx, so that the shell prompts again.
+    printf '#!/bin/sh\n%q run -t 30s -p workspace-write -- sh -c "touch %q; cat > %q"\n' \
+        "$SBX" "$d/ready" "$d/typed" > "$d/job.sh"
+    chmod 755 "$d/job.sh"
+    rm -f "$d/ready" "$d/typed"
+    out=$(cd "$d" && python3 "$here/progs/pty-job.py" fg "$d/ready" -- "$d/job.sh")
+    is "sbx in a script, job control, fg: the steps the shell confirmed" "stopped rc=0" "$(echo $out)"
+    is "sbx in a script, job control, fg: what the command wrote" "hello" "$(cat "$d/typed" 2>/dev/null)"
     # The helper run by a shell: its own group is the job.
     for mode in fg fgnow; do
         case $mode in
