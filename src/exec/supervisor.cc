@@ -316,6 +316,13 @@ void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
         continue_child(group, terminal);
         return;
     }
+    // A job that ignores SIGTSTP (sbx inherited SIG_IGN) is not stopped by
+    // ^Z: neither is the command kept stopped.
+    struct sigaction tstp {};
+    if (::sigaction(SIGTSTP, nullptr, &tstp) == 0 && tstp.sa_handler == SIG_IGN) {
+        ::kill(-group, SIGCONT);
+        return;
+    }
     // Taken back only from the child's group: a job in the background (bg)
     // that stops on reading the terminal leaves the shell's terminal alone.
     if (terminal.held()) {

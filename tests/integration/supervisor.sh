@@ -190,6 +190,15 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
             is "$policy, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
         done
     done
+    # A job that ignores SIGTSTP is not stopped by ^Z: when the command
+    # stops anyway (it took SIGTSTP back, as vim does), sbx continues it.
+    for policy in danger-full-access workspace-write; do
+        rm -f "$d/ready" "$d/typed"
+        out=$(cd "$d" && python3 "$here/progs/pty-job.py" ignored "$d/ready" -- sh -c \
+            "trap '' TSTP; exec $(printf %q "$SBX") run -t 30s -p $policy -- python3 $(printf %q "$here/progs/tstp-reader.py") ready typed")
+        is "$policy, SIGTSTP ignored by the job: ^Z changes nothing" "ignored rc=0" "$(echo $out)"
+        is "$policy, SIGTSTP ignored by the job: what the command read" "hello" "$(cat "$d/typed" 2>/dev/null)"
+    done
     # sbx run by a script: ^Z stops the whole job (the script too), as it
     # would without sbx, so that the shell prompts again.
     printf '#!/bin/sh\n%q run -t 30s -p workspace-write -- sh -c "touch %q; cat > %q"\n' \

@@ -1,6 +1,6 @@
 """Job control through an interactive shell on a new pseudo-terminal.
 
-    pty-job.py fg|bg|bgread|background|fgnow READY -- CMD...
+    pty-job.py fg|bg|bgread|background|fgnow|ignored READY -- CMD...
 
 Starts `bash --norc --noprofile -i` on a new pseudo-terminal and runs CMD in
 its foreground.  CMD must create the file READY once it runs.  Then, as a
@@ -17,6 +17,8 @@ user at the terminal would:
      background: as bgread after its `bg` (CMD: sh -c 'touch ready; cat > out');
      fgnow: started with &, `fg` before CMD reads, then as fg (CMD:
      sh -c 'touch ready; sleep 1; cat > out');
+     ignored: CMD ignores SIGTSTP around sbx, so ^Z must change nothing:
+     no stop, and "hello", Enter and ^D reach it (prints "ignored");
   3. `echo "rc=$?"`, and waits for its answer.
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
 a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
@@ -104,7 +106,17 @@ def main():
             fail("the command to start")
         drain(0.05)
     drain(0.2)
-    if mode not in ("background", "fgnow"):
+    if mode == "ignored":
+        type_(b"\x1a")
+        drain(0.5)
+        type_(b"hello\n")
+        drain(0.2)
+        type_(b"\x04")
+        at = read_until(re.escape(PROMPT), at) or fail("the job to end")
+        if b"Stopped" in out:
+            fail("no stop")
+        print("ignored")
+    elif mode not in ("background", "fgnow"):
         type_(b"\x1a")
         at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
         print("stopped")
@@ -117,7 +129,9 @@ def main():
         # bash tells of the stopped job before its next prompt.
         at = read_until(rb"\nalive\r?\n(.*\n)*?.*Stopped", at) or fail("the shell to answer, and the job to stop")
         print("alive")
-    if mode in ("fg", "bgread", "background", "fgnow"):
+    if mode == "ignored":
+        pass  # typed above
+    elif mode in ("fg", "bgread", "background", "fgnow"):
         type_(b"fg\n")
         drain(0.3)
         type_(b"hello\n")
