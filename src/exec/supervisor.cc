@@ -316,13 +316,6 @@ void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
         continue_child(group, terminal);
         return;
     }
-    // A job that ignores SIGTSTP (sbx inherited SIG_IGN) is not stopped by
-    // ^Z: neither is the command kept stopped.
-    struct sigaction tstp {};
-    if (::sigaction(SIGTSTP, nullptr, &tstp) == 0 && tstp.sa_handler == SIG_IGN) {
-        ::kill(-group, SIGCONT);
-        return;
-    }
     // Taken back only from the child's group: a job in the background (bg)
     // that stops on reading the terminal leaves the shell's terminal alone.
     if (terminal.held()) {
@@ -333,6 +326,11 @@ void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
     // (the rest of a pipeline, a script that ran sbx), and each member may
     // tidy the terminal first (less, vim).
     ::kill(0, SIGTSTP);
+    // Stopped and continued, sbx finds the SIGCONT pending (it is blocked).
+    // Not stopped (the job ignores SIGTSTP, or its group is orphaned): ^Z
+    // changes nothing for this job, so the command goes on too.
+    sigset_t pending;
+    if (::sigpending(&pending) == 0 && !sigismember(&pending, SIGCONT)) continue_child(group, terminal);
 }
 
 void fill(StreamResult& r, const OutputCap& cap) {
