@@ -207,6 +207,12 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
         const pid_t command =
             start_command(original_mask, terminal.foreground, handoff.get(), command_end.get(), prepare, argv);
         command_end.reset();
+        // To the command's group (the command itself, should it have left
+        // it); a SIGCONT hands the terminal down first.
+        auto forward = [&](int sig) {
+            if (sig == SIGCONT && terminal.job_control) pass_terminal(command);
+            if (::kill(-command, sig) != 0) ::kill(command, sig);
+        };
         std::optional<UnixMediator> mediator;
         for (;;) {
             pollfd fds[3] = {{signals.get(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0}};
@@ -231,8 +237,7 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                                 // pid 1's group was given the terminal meanwhile
                                 // (fg without SIGCONT): on with it at once.
                                 if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
-                                    pass_terminal(command);
-                                    if (::kill(-command, SIGCONT) != 0) ::kill(command, SIGCONT);
+                                    forward(SIGCONT);
                                 } else {
                                     send_report(status_pipe, {Report::Stopped, WSTOPSIG(status)});
                                 }
@@ -242,11 +247,9 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
                             ::_exit(exit_code_of(status));
                         }
                     } else if (info[i].ssi_code != SI_KERNEL) {
-                        // To the command's group (the command itself, should
-                        // it have left it).  Terminal signals (SI_KERNEL)
-                        // reach the terminal's foreground group directly.
-                        if (sig == SIGCONT && terminal.job_control) pass_terminal(command);
-                        if (::kill(-command, sig) != 0) ::kill(command, sig);
+                        // Terminal signals (SI_KERNEL) reach the terminal's
+                        // foreground group directly.
+                        forward(sig);
                     }
                 }
             }
@@ -296,6 +299,11 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
     if (!signals.valid()) fail_errno("pid 1", "signalfd");
     std::optional<int> command_status;
+    // To pid 1; a SIGCONT hands the terminal down first.
+    auto forward = [&](int sig) {
+        if (sig == SIGCONT && terminal.job_control) pass_terminal(pid1);
+        ::kill(pid1, sig);
+    };
     // One report; false at the end of the pipe (pid 1 is gone).
     auto take_report = [&]() {
         Report report{};
@@ -307,8 +315,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
         // job sends no SIGCONT): then on with it at once.
         if (report.kind == Report::Stopped) {
             if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
-                pass_terminal(pid1);
-                ::kill(pid1, SIGCONT);
+                forward(SIGCONT);
             } else {
                 ::raise(SIGSTOP);
             }
@@ -334,8 +341,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
                 if (done == pid1) pid1_done = true;
                 if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
             } else if (info[i].ssi_code != SI_KERNEL) {
-                if (sig == SIGCONT && terminal.job_control) pass_terminal(pid1);
-                ::kill(pid1, sig);
+                forward(sig);
             }
         }
     }
