@@ -132,6 +132,7 @@ races() {  # the count of raced connects the host got, once it is stable
 }
 # On a loaded machine a round of 2000 flips may miss: a few rounds at most.
 for _ in 1 2 3 4 5; do
+    rm -f "$d/race-control.sock"  # the last round's socket: bind would fail with EADDRINUSE
     out=$("$probe" race-unix "$d/race-control.sock" "$d/host.sock" 2000 2>&1)
     races_control=$(races)
     [ "$races_control" != 0 ] && break
