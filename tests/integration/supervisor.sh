@@ -174,51 +174,49 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
     #           without taking the terminal from the shell; fg, then as fg;
     #   background: started with &, no ^Z: as bgread after its bg;
     #   fgnow:  started with &, fg before it reads the terminal: as fg.
+    # job LABEL MODE STEPS WROTE -- CMD...: one session, checked by the
+    # steps the shell confirmed and by what the command wrote to typed.
+    job() {
+        local label=$1 mode=$2 steps=$3 wrote=$4
+        shift 5
+        rm -f "$d/ready" "$d/typed"
+        out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- "$@")
+        is "$label, job control, $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
+        is "$label, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
+    }
+    # The command's script for a mode, and what the shell and it should show.
+    job_mode() {
+        case $1 in
+            fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
+            bg) script="touch '$d/ready'; sleep 0.5; echo done > '$d/typed'" steps="stopped rc=0" wrote=done ;;
+            bgread) script="touch '$d/ready'; sleep 0.5; cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
+            background) script="touch '$d/ready'; cat > '$d/typed'" steps="alive rc=0" wrote=hello ;;
+            fgnow) script="touch '$d/ready'; sleep 1; cat > '$d/typed'" steps="rc=0" wrote=hello ;;
+        esac
+    }
     for policy in danger-full-access workspace-write external-sandbox; do
         for mode in fg bg bgread background fgnow; do
-            case $mode in
-                fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
-                bg) script="touch '$d/ready'; sleep 0.5; echo done > '$d/typed'" steps="stopped rc=0" wrote=done ;;
-                bgread) script="touch '$d/ready'; sleep 0.5; cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
-                background) script="touch '$d/ready'; cat > '$d/typed'" steps="alive rc=0" wrote=hello ;;
-                fgnow) script="touch '$d/ready'; sleep 1; cat > '$d/typed'" steps="rc=0" wrote=hello ;;
-            esac
-            rm -f "$d/ready" "$d/typed"
-            out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- \
-                "$SBX" run -t 30s -p "$policy" -- sh -c "$script")
-            is "$policy, job control, $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
-            is "$policy, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
+            job_mode "$mode"
+            job "$policy" "$mode" "$steps" "$wrote" -- "$SBX" run -t 30s -p "$policy" -- sh -c "$script"
         done
     done
     # A job that ignores SIGTSTP is not stopped by ^Z: when the command
     # stops anyway (it took SIGTSTP back, as vim does), sbx continues it.
     for policy in danger-full-access workspace-write; do
-        rm -f "$d/ready" "$d/typed"
-        out=$(cd "$d" && python3 "$here/progs/pty-job.py" ignored "$d/ready" -- sh -c \
-            "trap '' TSTP; exec $(printf %q "$SBX") run -t 30s -p $policy -- python3 $(printf %q "$here/progs/tstp-reader.py") ready typed")
-        is "$policy, SIGTSTP ignored by the job: ^Z changes nothing" "ignored rc=0" "$(echo $out)"
-        is "$policy, SIGTSTP ignored by the job: what the command read" "hello" "$(cat "$d/typed" 2>/dev/null)"
+        job "$policy, SIGTSTP ignored by the job" ignored "ignored rc=0" hello -- sh -c \
+            "trap '' TSTP; exec $(printf %q "$SBX") run -t 30s -p $policy -- python3 $(printf %q "$here/progs/tstp-reader.py") ready typed"
     done
     # sbx run by a script: ^Z stops the whole job (the script too), as it
     # would without sbx, so that the shell prompts again.
-    printf '#!/bin/sh\n%q run -t 30s -p workspace-write -- sh -c "touch %q; cat > %q"\n' \
-        "$SBX" "$d/ready" "$d/typed" > "$d/job.sh"
+    job_mode fg
+    printf '#!/bin/sh\n%q run -t 30s -p workspace-write -- sh -c %q\n' "$SBX" "$script" > "$d/job.sh"
     chmod 755 "$d/job.sh"
-    rm -f "$d/ready" "$d/typed"
-    out=$(cd "$d" && python3 "$here/progs/pty-job.py" fg "$d/ready" -- "$d/job.sh")
-    is "sbx in a script, job control, fg: the steps the shell confirmed" "stopped rc=0" "$(echo $out)"
-    is "sbx in a script, job control, fg: what the command wrote" "hello" "$(cat "$d/typed" 2>/dev/null)"
+    job "sbx in a script" fg "$steps" "$wrote" -- "$d/job.sh"
     # The helper run by a shell: its own group is the job.
     for mode in fg fgnow; do
-        case $mode in
-            fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" ;;
-            fgnow) script="touch '$d/ready'; sleep 1; cat > '$d/typed'" steps="rc=0" ;;
-        esac
-        rm -f "$d/ready" "$d/typed"
-        out=$(cd "$d" && python3 "$here/progs/pty-job.py" "$mode" "$d/ready" -- \
-            "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- sh -c "$script")
-        is "the helper run by a shell, job control, $mode: the steps the shell confirmed" "$steps" "$(echo $out)"
-        is "the helper run by a shell, job control, $mode: what the command wrote" "hello" "$(cat "$d/typed" 2>/dev/null)"
+        job_mode "$mode"
+        job "the helper run by a shell" "$mode" "$steps" "$wrote" -- \
+            "$helper" --sandbox-policy-cwd "$d" --sandbox-policy '{"type":"workspace-write"}' -- sh -c "$script"
     done
 else
     not_ok "compiling progs/sig-count.c: $(head -3 "$d/cc.log")"

@@ -99,6 +99,12 @@ def main():
     def type_(text):
         os.write(fd, text)
 
+    def type_hello():
+        """A line for CMD to copy, then the end of its input."""
+        type_(b"hello\n")
+        drain(0.2)
+        type_(b"\x04")
+
     at = read_until(re.escape(PROMPT), 0) or fail("the first prompt")
     type_(shlex.join(argv).encode() + (b" &" if mode in ("background", "fgnow") else b"") + b"\n")
     while not os.path.exists(ready):
@@ -109,9 +115,7 @@ def main():
     if mode == "ignored":
         type_(b"\x1a")
         drain(0.5)
-        type_(b"hello\n")
-        drain(0.2)
-        type_(b"\x04")
+        type_hello()
         at = read_until(re.escape(PROMPT), at) or fail("the job to end")
         if b"Stopped" in out:
             fail("no stop")
@@ -129,16 +133,12 @@ def main():
         # bash tells of the stopped job before its next prompt.
         at = read_until(rb"\nalive\r?\n(.*\n)*?.*Stopped", at) or fail("the shell to answer, and the job to stop")
         print("alive")
-    if mode == "ignored":
-        pass  # typed above
-    elif mode in ("fg", "bgread", "background", "fgnow"):
+    if mode in ("fg", "bgread", "background", "fgnow"):
         type_(b"fg\n")
         drain(0.3)
-        type_(b"hello\n")
-        drain(0.2)
-        type_(b"\x04")
+        type_hello()
         at = read_until(re.escape(PROMPT), at) or fail("the job to end after fg")
-    else:
+    elif mode == "bg":
         type_(b"bg\n")
         at = read_until(re.escape(PROMPT), at) or fail("the prompt after bg")
         drain(1.5)  # the job ends meanwhile, while the shell reads the terminal
