@@ -21,8 +21,10 @@ namespace sbx {
 
 namespace {
 
+// EROFS, from the sandbox's read-only mounts: always about a file.
+constexpr const char* kReadOnly = "read-only file system";
 constexpr std::array kMessages{
-    "operation not permitted", "permission denied", "read-only file system", "seccomp", "sandbox", "landlock",
+    "operation not permitted", "permission denied", kReadOnly, "seccomp", "sandbox", "landlock",
 };
 
 std::string lower(std::string_view s) {
@@ -131,7 +133,7 @@ std::string path_near_denial_message(std::string_view text) {
     // No absolute path: a relative one, only where the message can only be
     // about a file (EROFS), in the two usual shapes "... PATH: Read-only file
     // system" (sh, touch, git) and "Read-only file system: 'PATH'" (Python).
-    if (std::string_view(message) != "read-only file system") return {};
+    if (std::string_view(message) != kReadOnly) return {};
     auto bare = [](std::string_view s) {
         constexpr std::string_view kQuotes[] = {"'", "\"", "`", "\u2018", "\u2019"};
         for (bool again = true; again && !s.empty();) {
@@ -179,7 +181,7 @@ DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
             // Status 2 is sh's for a redirection it could not make, but also
             // ls's and grep's for trouble of their own: only a read-only file
             // system (the sandbox's mounts) counts there.
-            if (r.exit_code == 2 && *m != "read-only file system") return a;
+            if (r.exit_code == 2 && *m != kReadOnly) return a;
             a.sandbox_denied = true;
             a.reason = *m;
             a.path = path_near_denial_message(*s);
