@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -161,6 +162,17 @@ constexpr std::size_t kChildStack = 64 * 1024;
 
 int child_entry(void* setup) { child_main(*static_cast<const ChildSetup*>(setup)); }
 
+// A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
+// that fd writes to, so that a reader who stops reading never blocks the loop
+// (the deadline and the signals stay served); the caller's description keeps
+// its flags.  Invalid where it cannot be had (a regular file, which does not
+// stall; a socket; no /proc; a pipe of another user): writes there block.
+Fd nonblocking_copy(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return Fd();
+    return Fd(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+}
+
 struct Pump {
     Stream which;
     Fd fd;
@@ -169,6 +181,24 @@ struct Pump {
     int out_fd;
     bool splice_out = false;
     bool open = true;
+    // sbx's stream opened once more, non-blocking, at the first output.
+    Fd own_out{};
+    bool own_out_tried = false;
+    // Shown bytes sbx's stream has not taken yet, or a splice found it full:
+    // the command's pipe is not read until the reader there catches up.
+    std::string pending{};
+    bool stalled = false;
+
+    int write_fd() const { return own_out.valid() ? own_out.get() : out_fd; }
+    // The fd the shown bytes are written or spliced to.
+    int sink() {
+        if (!own_out_tried) {
+            own_out = nonblocking_copy(out_fd);
+            own_out_tried = true;
+        }
+        return write_fd();
+    }
+    bool waiting() const { return !pending.empty() || stalled; }
 };
 
 bool write_all(int fd, const char* data, std::size_t n) {
@@ -196,18 +226,49 @@ public:
     // The shown part of a chunk: to sbx's own stream, the capture and the callback.
     void emit(Pump& p, std::string_view shown) {
         if (shown.empty()) return;
-        if (opt_.passthrough && !write_all(p.out_fd, shown.data(), shown.size())) {
-            // sbx's own stream is gone (EPIPE): like a shell pipeline, the
-            // command's pipe closes too, so that its next write fails.
-            close(p);
+        if (opt_.passthrough && p.open) {
+            p.pending.append(shown);
+            flush(p);
         }
         if (opt_.capture) p.result->shown.append(shown);
         if (opt_.on_output) opt_.on_output(p.which, shown);
     }
 
+    // Writes what sbx's own stream takes now; the rest waits for POLLOUT.
+    void flush(Pump& p) {
+        p.stalled = false;
+        while (!p.pending.empty()) {
+            const auto t = Clock::now();
+            const ssize_t w = ::write(p.sink(), p.pending.data(), p.pending.size());
+            writing_ += Clock::now() - t;
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                if (errno == EAGAIN) return;
+                // sbx's own stream is gone (EPIPE): like a shell pipeline, the
+                // command's pipe closes too, so that its next write fails.
+                return close(p);
+            }
+            p.pending.erase(0, static_cast<std::size_t>(w));
+        }
+    }
+
+    // From now on sbx's stream is written as the caller opened it, waiting
+    // for the reader if need be, starting with what is pending.
+    void finish(Pump& p) {
+        p.own_out.reset();
+        p.own_out_tried = true;
+        p.stalled = false;
+        const auto t = Clock::now();
+        if (!p.pending.empty() && !write_all(p.out_fd, p.pending.data(), p.pending.size())) close(p);
+        writing_ += Clock::now() - t;
+        p.pending.clear();
+    }
+
     void close(Pump& p) {
         p.open = false;
         p.fd.reset();
+        p.pending.clear();
+        p.stalled = false;
     }
 
     // One read (or splice) from a readable pipe.
@@ -227,9 +288,17 @@ public:
             if (n < 0 && errno != EINTR && errno != EAGAIN) n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
             if (n > 0) p.cap.discard(static_cast<std::uint64_t>(n));
         } else if (p.splice_out) {
-            n = ::splice(p.fd.get(), nullptr, p.out_fd, nullptr, kSpliceChunk, SPLICE_F_MOVE);
+            const int to = p.sink();
+            const auto t = Clock::now();
+            n = ::splice(p.fd.get(), nullptr, to, nullptr, kSpliceChunk,
+                         SPLICE_F_MOVE | (to == p.out_fd ? 0U : SPLICE_F_NONBLOCK));
+            writing_ += Clock::now() - t;
             if (n < 0 && errno == EPIPE) return close(p);
-            if (n < 0 && errno != EINTR && errno != EAGAIN) {
+            if (n < 0 && errno == EAGAIN) {
+                p.stalled = true;  // readable, so it is sbx's stream that is full
+                return;
+            }
+            if (n < 0 && errno != EINTR) {
                 p.splice_out = false;  // not spliceable (a terminal, O_APPEND): read and write
                 return pump(p);
             }
@@ -254,10 +323,12 @@ public:
         if (r.tail.size() > 2 * keep) r.tail.erase(0, r.tail.size() - keep);
     }
 
-    // Reads what is left in the pipes without waiting for more than `budget`.
+    // Reads what is left in the pipes without waiting for more than `budget`
+    // (time spent waiting for sbx's own reader does not count).
     void drain_now(Pump& a, Pump& b, std::chrono::milliseconds budget) {
         const auto until = Clock::now() + budget;
-        while ((a.open || b.open) && Clock::now() < until) {
+        const auto written = writing_;
+        while ((a.open || b.open) && Clock::now() < until + (writing_ - written)) {
             std::array<pollfd, 2> fds{pollfd{a.open ? a.fd.get() : -1, POLLIN, 0},
                                       pollfd{b.open ? b.fd.get() : -1, POLLIN, 0}};
             if (::poll(fds.data(), fds.size(), 0) <= 0) return;
@@ -270,6 +341,7 @@ private:
     const SuperviseOptions& opt_;
     int devnull_;
     std::unique_ptr<char[]> buf_;
+    Clock::duration writing_{};  // spent in writes and splices to sbx's streams
 };
 
 int ms_until(Clock::time_point now, Clock::time_point t) {
@@ -441,6 +513,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         result.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
         loop.emit(err, line.substr(0, err.cap.admit(line)));
+        loop.finish(err);
         fill(result.out, out.cap);
         fill(result.err, err.cap);
         result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -466,13 +539,17 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         // only POLLERR/POLLHUP): when the reader of a pipe there goes away,
         // the command's pipe is closed so that it sees SIGPIPE, as it would
         // in a plain shell pipeline, even while sbx is discarding past the cap.
+        // While a reader there lags behind (waiting), the command's pipe is
+        // not read: it blocks on a full pipe, as it would writing there itself.
         const bool watch_out = opt.passthrough && out.open;
         const bool watch_err = opt.passthrough && err.open;
+        auto reading = [](const Pump& p) { return p.open && !p.waiting() ? p.fd.get() : -1; };
+        auto writing = [](const Pump& p) { return static_cast<short>(p.waiting() ? POLLOUT : 0); };
         std::array<pollfd, 6> fds{pollfd{sigfd.get(), POLLIN, 0}, pollfd{exited ? -1 : pidfd.get(), POLLIN, 0},
-                                  pollfd{out.open ? out.fd.get() : -1, POLLIN, 0},
-                                  pollfd{err.open ? err.fd.get() : -1, POLLIN, 0},
-                                  pollfd{watch_out ? out.out_fd : -1, 0, 0},
-                                  pollfd{watch_err ? err.out_fd : -1, 0, 0}};
+                                  pollfd{reading(out), POLLIN, 0},
+                                  pollfd{reading(err), POLLIN, 0},
+                                  pollfd{watch_out ? out.write_fd() : -1, writing(out), 0},
+                                  pollfd{watch_err ? err.write_fd() : -1, writing(err), 0}};
         const int r = ::poll(fds.data(), fds.size(), end_by ? ms_until(now, *end_by) : -1);
         if (r < 0) {
             if (errno == EINTR) continue;
@@ -492,7 +569,9 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         if (fds[2].revents != 0) loop.pump(out);
         if (fds[3].revents != 0) loop.pump(err);
         if (fds[4].revents & (POLLERR | POLLHUP | POLLNVAL)) loop.close(out);
+        else if (fds[4].revents & POLLOUT) loop.flush(out);
         if (fds[5].revents & (POLLERR | POLLHUP | POLLNVAL)) loop.close(err);
+        else if (fds[5].revents & POLLOUT) loop.flush(err);
         if (fds[1].revents != 0) {
             if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &status,
                          WEXITED | WNOHANG) == 0 &&
@@ -500,6 +579,12 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
                 exited = true;
                 drain_until = Clock::now() + kDrainAfterExit;
             }
+        }
+        // The command has ended, so the deadline no longer needs the loop:
+        // sbx's streams are written blocking from now on, even to a slow reader.
+        if (exited) {
+            loop.finish(out);
+            loop.finish(err);
         }
     }
 
@@ -515,6 +600,8 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
             status.si_pid != 0)
             exited = true;
     }
+    loop.finish(out);
+    loop.finish(err);
     loop.drain_now(out, err, std::chrono::milliseconds(20));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 

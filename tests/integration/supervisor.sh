@@ -2,7 +2,8 @@
 # The supervisor through `sbx run`: exit codes, caps, binary and 1 GiB output,
 # the timeout that kills a setsid grandchild, signals sent to sbx, the drain
 # after exit, the environment, -C, --stdin, --json, --events, --dry-run and the
-# denial note.  Real processes; the checks look at pids, files and bytes.
+# denial note, and a reader that stops reading (a pipe, a terminal after ^S).
+# Real processes; the checks look at pids, files and bytes.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 require_helper
@@ -104,6 +105,37 @@ rc=$?
 elapsed=$(( $(now_ms) - t0 ))
 is "sandboxed timeout: 124" 124 $rc
 ok "sandboxed timeout: sbx returned ${elapsed} ms after start" test "$elapsed" -lt 600
+
+# --- a reader that stops reading does not hold off the deadline ----------------
+# sbx writes to its stdout pipe without blocking: the command is killed at its
+# deadline while the reader sleeps, and what it showed still arrives after.
+stalled_reader() {  # label, sbx options...
+    local label=$1 t0 a b; shift
+    rm -f "$d/hb" "$d/hb.t"
+    t0=$(now_ms)
+    { "$SBX" run "$@" --no-output-cap -t 1s -- sh -c \
+          "while :; do date +%s%N >$d/hb.t; mv $d/hb.t $d/hb; sleep 0.05; done & exec yes" 2>/dev/null
+      echo $? >"$d/stalled.rc"; } |
+        { sleep 2.5; cat "$d/hb" >"$d/hb.a"; sleep 0.5; cat "$d/hb" >"$d/hb.b"
+          head -c 100000 >"$d/stalled.out"; cat >/dev/null; }
+    a=$(cat "$d/hb.a"); b=$(cat "$d/hb.b")
+    is "$label: timeout 124 with a sleeping reader" 124 "$(cat "$d/stalled.rc")"
+    ok "$label: the command's last sign of life came before 1.5 s ($(( ${a:-0} / 1000000 - t0 )) ms)" \
+        test -n "$a" -a "$a" = "$b" -a $(( ${a:-0} / 1000000 - t0 )) -lt 1500
+    is "$label: the output reached the reader once it read (bytes, bytes not yes's)" "100000 0" \
+        "$(wc -c <"$d/stalled.out") $(tr -d 'y\n' <"$d/stalled.out" | wc -c)"
+}
+stalled_reader "unsandboxed, spliced" "${full[@]}"
+stalled_reader "sandboxed, read and written" -p workspace-write -C "$d"
+# A terminal stopped with ^S, and ^Q 2.5 s later.
+rm -f "$d/hb" "$d/hb.t"
+t0=$(now_ms)
+python3 "$here/progs/pty-run.py" - '\x13' 2.5 '\x11' -- "$SBX" run "${full[@]}" --no-output-cap -t 1s -- sh -c \
+    "while :; do date +%s%N >$d/hb.t; mv $d/hb.t $d/hb; sleep 0.05; done & exec yes" >/dev/null
+is "a terminal stopped with ^S: timeout 124" 124 $?
+a=$(cat "$d/hb" 2>/dev/null)
+ok "a terminal stopped with ^S: the command's last sign of life came before 1.5 s ($(( ${a:-0} / 1000000 - t0 )) ms)" \
+    test -n "$a" -a $(( ${a:-0} / 1000000 - t0 )) -lt 1500
 
 t0=$(now_ms)
 "$SBX" run "${full[@]}" -t 0.3 -- sleep 5 2>"$d/err"

@@ -1,11 +1,13 @@
 """Runs a command on a new pseudo-terminal, as an interactive shell would.
 
-    pty-run.py WAIT INPUT -- CMD...
+    pty-run.py WAIT INPUT [PAUSE LATER] -- CMD...
 
 Once the file WAIT exists (at once when WAIT is "-"), types INPUT (Python
-escapes: "\\x03" is ^C, "\\n" is Enter) on the terminal.  Prints everything the
-command wrote to the terminal and exits with the command's exit code (124
-when it is still running after 10 s; it is then killed).
+escapes: "\\x03" is ^C, "\\n" is Enter) on the terminal, and LATER PAUSE
+seconds after that ("\\x13" then "\\x11" stops the terminal's output for a
+while).  Prints everything the command wrote to the terminal and exits with the
+command's exit code (124 when it is still running after 10 s; it is then
+killed).
 """
 import os
 import pty
@@ -14,20 +16,29 @@ import sys
 import time
 
 
+def escaped(text):
+    return text.encode().decode("unicode_escape").encode("latin-1")
+
+
 def main():
-    wait, text = sys.argv[1], sys.argv[2].encode().decode("unicode_escape").encode("latin-1")
-    argv = sys.argv[sys.argv.index("--") + 1:]
+    dashes = sys.argv.index("--")
+    wait, inputs = sys.argv[1], [escaped(t) for t in sys.argv[2:dashes:2]]
+    pause = float(sys.argv[3]) if dashes > 3 else None
+    argv = sys.argv[dashes + 1:]
     pid, fd = pty.fork()
     if pid == 0:
         os.execvp(argv[0], argv)
     out = b""
-    typed = False
+    typed_at = None
     deadline = time.time() + 10
     while time.time() < deadline:
-        if not typed and (wait == "-" or os.path.exists(wait)):
+        if typed_at is None and (wait == "-" or os.path.exists(wait)):
             time.sleep(0.1)
-            os.write(fd, text)
-            typed = True
+            os.write(fd, inputs[0])
+            typed_at = time.time()
+        if typed_at is not None and pause is not None and time.time() >= typed_at + pause:
+            os.write(fd, inputs[1])
+            pause = None
         ready, _, _ = select.select([fd], [], [], 0.05)
         if ready:
             try:
