@@ -120,7 +120,7 @@ public:
                                                                a.plan.sandbox, policy_)));
                 opt.on_output = [&chunkers](Stream s, std::string_view data) {
                     const std::string text = chunkers[s == Stream::Stdout ? 0 : 1].push(data);
-                    if (!text.empty()) write_out(STDOUT_FILENO, json_line(output_event(s, text)));
+                    return text.empty() ? std::string() : json_line(output_event(s, text));
                 };
                 break;
         }

@@ -173,32 +173,41 @@ Fd nonblocking_copy(int fd) {
     return Fd(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
 }
 
+// One of sbx's own streams, as the loop writes to it.
+struct Sink {
+    int fd;
+    Fd own{};  // nonblocking_copy(fd), made at the first output
+    bool own_tried = false;
+    // Bytes the reader has not taken yet, or a splice found the stream full:
+    // the command's pipes feeding it are not read until the reader catches up.
+    std::string pending{};
+    bool stalled = false;
+    bool gone = false;  // the reader went away (EPIPE)
+
+    int write_fd() const { return own.valid() ? own.get() : fd; }
+    // The fd to write or splice to now.
+    int target() {
+        if (!own_tried) {
+            own = nonblocking_copy(fd);
+            own_tried = true;
+        }
+        return write_fd();
+    }
+    bool waiting() const { return !pending.empty() || stalled; }
+};
+
 struct Pump {
     Stream which;
     Fd fd;
     OutputCap cap;
     StreamResult* result;
-    int out_fd;
+    Sink* sink;  // where the shown bytes go (nullptr: captured only)
     bool splice_out = false;
     bool open = true;
-    // sbx's stream opened once more, non-blocking, at the first output.
-    Fd own_out{};
-    bool own_out_tried = false;
-    // Shown bytes sbx's stream has not taken yet, or a splice found it full:
-    // the command's pipe is not read until the reader there catches up.
-    std::string pending{};
-    bool stalled = false;
 
-    int write_fd() const { return own_out.valid() ? own_out.get() : out_fd; }
-    // The fd the shown bytes are written or spliced to.
-    int sink() {
-        if (!own_out_tried) {
-            own_out = nonblocking_copy(out_fd);
-            own_out_tried = true;
-        }
-        return write_fd();
-    }
-    bool waiting() const { return !pending.empty() || stalled; }
+    // Read only while its sink keeps up: a command whose output waits blocks
+    // on its full pipe, as it would writing to sbx's stream itself.
+    bool readable() const { return open && !(sink && sink->waiting()); }
 };
 
 bool write_all(int fd, const char* data, std::size_t n) {
@@ -223,52 +232,70 @@ class Loop {
 public:
     Loop(const SuperviseOptions& opt, int devnull) : opt_(opt), devnull_(devnull), buf_(new char[kReadBuffer]) {}
 
-    // The shown part of a chunk: to sbx's own stream, the capture and the callback.
+    // The shown part of a chunk: to the capture and to sbx's stream (as it
+    // is, or as the callback's event lines).
     void emit(Pump& p, std::string_view shown) {
         if (shown.empty()) return;
-        if (opt_.passthrough && p.open) {
-            p.pending.append(shown);
-            flush(p);
-        }
         if (opt_.capture) p.result->shown.append(shown);
-        if (opt_.on_output) opt_.on_output(p.which, shown);
+        if (!p.sink) return;
+        if (opt_.on_output) {
+            queue(*p.sink, opt_.on_output(p.which, shown));
+        } else if (p.open) {
+            queue(*p.sink, shown);
+            // sbx's own stream is gone: like a shell pipeline, the command's
+            // pipe closes too, so that its next write fails (SIGPIPE).
+            if (p.sink->gone) close(p);
+        }
     }
 
-    // Writes what sbx's own stream takes now; the rest waits for POLLOUT.
-    void flush(Pump& p) {
-        p.stalled = false;
-        while (!p.pending.empty()) {
+    void queue(Sink& s, std::string_view data) {
+        if (s.gone) return;
+        s.pending.append(data);
+        flush(s);
+    }
+
+    // Writes what sbx's stream takes now; the rest waits for POLLOUT.
+    void flush(Sink& s) {
+        s.stalled = false;
+        while (!s.pending.empty()) {
             const auto t = Clock::now();
-            const ssize_t w = ::write(p.sink(), p.pending.data(), p.pending.size());
+            const ssize_t w = ::write(s.target(), s.pending.data(), s.pending.size());
             writing_ += Clock::now() - t;
             if (w < 0) {
                 if (errno == EINTR) continue;
-                if (errno == EAGAIN) return;
-                // sbx's own stream is gone (EPIPE): like a shell pipeline, the
-                // command's pipe closes too, so that its next write fails.
-                return close(p);
+                if (errno != EAGAIN) lost(s);
+                return;
             }
-            p.pending.erase(0, static_cast<std::size_t>(w));
+            s.pending.erase(0, static_cast<std::size_t>(w));
         }
     }
 
     // From now on sbx's stream is written as the caller opened it, waiting
     // for the reader if need be, starting with what is pending.
-    void finish(Pump& p) {
-        p.own_out.reset();
-        p.own_out_tried = true;
-        p.stalled = false;
+    void finish(Sink& s) {
+        s.own.reset();
+        s.own_tried = true;
+        s.stalled = false;
         const auto t = Clock::now();
-        if (!p.pending.empty() && !write_all(p.out_fd, p.pending.data(), p.pending.size())) close(p);
+        if (!s.pending.empty() && !write_all(s.fd, s.pending.data(), s.pending.size())) s.gone = true;
         writing_ += Clock::now() - t;
-        p.pending.clear();
+        s.pending.clear();
+    }
+
+    void finish(Pump& p) {
+        if (p.sink) finish(*p.sink);
+    }
+
+    // The reader of sbx's stream went away.
+    void lost(Sink& s) {
+        s.gone = true;
+        s.pending.clear();
+        s.stalled = false;
     }
 
     void close(Pump& p) {
         p.open = false;
         p.fd.reset();
-        p.pending.clear();
-        p.stalled = false;
     }
 
     // One read (or splice) from a readable pipe.
@@ -288,14 +315,18 @@ public:
             if (n < 0 && errno != EINTR && errno != EAGAIN) n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
             if (n > 0) p.cap.discard(static_cast<std::uint64_t>(n));
         } else if (p.splice_out) {
-            const int to = p.sink();
+            Sink& s = *p.sink;
+            const int to = s.target();
             const auto t = Clock::now();
             n = ::splice(p.fd.get(), nullptr, to, nullptr, kSpliceChunk,
-                         SPLICE_F_MOVE | (to == p.out_fd ? 0U : SPLICE_F_NONBLOCK));
+                         SPLICE_F_MOVE | (to == s.fd ? 0U : SPLICE_F_NONBLOCK));
             writing_ += Clock::now() - t;
-            if (n < 0 && errno == EPIPE) return close(p);
+            if (n < 0 && errno == EPIPE) {
+                lost(s);
+                return close(p);
+            }
             if (n < 0 && errno == EAGAIN) {
-                p.stalled = true;  // readable, so it is sbx's stream that is full
+                s.stalled = true;  // readable, so it is sbx's stream that is full
                 return;
             }
             if (n < 0 && errno != EINTR) {
@@ -495,8 +526,13 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
 
     ExecResult result;
     Loop loop(opt, devnull.get());
-    Pump out{Stream::Stdout, std::move(out_pipe.read), OutputCap(opt.caps), &result.out, opt.stdout_fd};
-    Pump err{Stream::Stderr, std::move(err_pipe.read), OutputCap(opt.caps), &result.err, opt.stderr_fd};
+    // Text mode writes each stream to sbx's own, --events writes both as
+    // lines on stdout, --json nothing while the command runs.
+    Sink out_sink{opt.stdout_fd}, err_sink{opt.stderr_fd};
+    Sink* const out_to = opt.passthrough || opt.on_output ? &out_sink : nullptr;
+    Sink* const err_to = opt.passthrough ? &err_sink : opt.on_output ? &out_sink : nullptr;
+    Pump out{Stream::Stdout, std::move(out_pipe.read), OutputCap(opt.caps), &result.out, out_to};
+    Pump err{Stream::Stderr, std::move(err_pipe.read), OutputCap(opt.caps), &result.err, err_to};
     const bool splice_ok =
         opt.passthrough && !opt.capture && !opt.on_output && opt.tail_bytes == 0 && out.cap.unlimited();
     out.splice_out = err.splice_out = splice_ok;
@@ -535,21 +571,22 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
             if (!exited) result.timed_out = true;
             break;
         }
-        // In text mode, sbx's own stdout/stderr are watched too (events 0:
-        // only POLLERR/POLLHUP): when the reader of a pipe there goes away,
-        // the command's pipe is closed so that it sees SIGPIPE, as it would
-        // in a plain shell pipeline, even while sbx is discarding past the cap.
-        // While a reader there lags behind (waiting), the command's pipe is
-        // not read: it blocks on a full pipe, as it would writing there itself.
-        const bool watch_out = opt.passthrough && out.open;
-        const bool watch_err = opt.passthrough && err.open;
-        auto reading = [](const Pump& p) { return p.open && !p.waiting() ? p.fd.get() : -1; };
-        auto writing = [](const Pump& p) { return static_cast<short>(p.waiting() ? POLLOUT : 0); };
+        // sbx's own streams are watched too: for POLLOUT while a reader there
+        // lags behind (the pipes feeding it are not read meanwhile), else
+        // only for POLLERR/POLLHUP (events 0): when the reader of a pipe there
+        // goes away, the command's pipe is closed in text mode so that it sees
+        // SIGPIPE, as it would in a plain shell pipeline, even while sbx is
+        // discarding past the cap.
+        auto reading = [](const Pump& p) { return p.readable() ? p.fd.get() : -1; };
+        auto watching = [&](const Sink& s) {
+            const bool fed = (out.open && out.sink == &s) || (err.open && err.sink == &s);
+            return pollfd{fed && !s.gone ? s.write_fd() : -1, static_cast<short>(s.waiting() ? POLLOUT : 0), 0};
+        };
         std::array<pollfd, 6> fds{pollfd{sigfd.get(), POLLIN, 0}, pollfd{exited ? -1 : pidfd.get(), POLLIN, 0},
                                   pollfd{reading(out), POLLIN, 0},
                                   pollfd{reading(err), POLLIN, 0},
-                                  pollfd{watch_out ? out.write_fd() : -1, writing(out), 0},
-                                  pollfd{watch_err ? err.write_fd() : -1, writing(err), 0}};
+                                  watching(out_sink),
+                                  watching(err_sink)};
         const int r = ::poll(fds.data(), fds.size(), end_by ? ms_until(now, *end_by) : -1);
         if (r < 0) {
             if (errno == EINTR) continue;
@@ -568,10 +605,15 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         }
         if (fds[2].revents != 0) loop.pump(out);
         if (fds[3].revents != 0) loop.pump(err);
-        if (fds[4].revents & (POLLERR | POLLHUP | POLLNVAL)) loop.close(out);
-        else if (fds[4].revents & POLLOUT) loop.flush(out);
-        if (fds[5].revents & (POLLERR | POLLHUP | POLLNVAL)) loop.close(err);
-        else if (fds[5].revents & POLLOUT) loop.flush(err);
+        for (auto [f, s] : {std::pair{fds[4], &out_sink}, std::pair{fds[5], &err_sink}}) {
+            if (f.revents & (POLLERR | POLLHUP | POLLNVAL)) {
+                loop.lost(*s);
+                for (Pump* p : {&out, &err})
+                    if (opt.passthrough && p->sink == s) loop.close(*p);
+            } else if (f.revents & POLLOUT) {
+                loop.flush(*s);
+            }
+        }
         if (fds[1].revents != 0) {
             if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &status,
                          WEXITED | WNOHANG) == 0 &&

@@ -29,8 +29,9 @@ struct SuperviseOptions {
     bool passthrough = true;
     // Keep the shown bytes in the result (for --json and the end event).
     bool capture = false;
-    // Called with each shown chunk as it arrives (for --events).
-    std::function<void(Stream, std::string_view)> on_output;
+    // Called with each shown chunk as it arrives (for --events); what it
+    // returns is written to stdout_fd, without blocking the loop as in text mode.
+    std::function<std::string(Stream, std::string_view)> on_output;
     // Keep the last tail_bytes bytes of each stream, shown or not, for the
     // denial heuristics (0 = off; on, every byte is read, never spliced).
     std::size_t tail_bytes = 0;

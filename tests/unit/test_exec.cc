@@ -148,11 +148,66 @@ TEST_CASE("uncapped pass-through reaches the target fd (splice path)") {
 TEST_CASE("the callback sees exactly the shown chunks") {
     std::string seen_out, seen_err;
     SuperviseOptions o = capture(7, 0);
-    o.on_output = [&](Stream s, std::string_view d) { (s == Stream::Stdout ? seen_out : seen_err).append(d); };
+    o.on_output = [&](Stream s, std::string_view d) {
+        (s == Stream::Stdout ? seen_out : seen_err).append(d);
+        return std::string();
+    };
     auto r = supervise(sh("echo 12345678901; echo e >&2"), o);
     CHECK(seen_out == "1234567");
     CHECK(seen_err == "e\n");
     CHECK(r.out.shown == seen_out);
+}
+
+namespace {
+
+// The command's output goes to a pipe whose reader sleeps for a second; the
+// command (and a heartbeat it started) must die at the 300 ms deadline all
+// the same, and everything shown must reach the reader once it reads.
+void stalled_reader(SuperviseOptions o) {
+    const auto dir = temp_dir();
+    const auto beat = dir + "/beat";
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    o.stdout_fd = fds[1];
+    o.caps = OutputCaps{0, 0};
+    o.timeout = 300ms;
+    std::string got;
+    std::thread reader([&] {
+        std::this_thread::sleep_for(1s);
+        char buf[65536];
+        for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    });
+    const auto t0 = std::chrono::system_clock::now();
+    auto r = supervise(sh("(while :; do touch " + beat + "; sleep 0.02; done) & exec yes"), o);
+    ::close(fds[1]);
+    reader.join();
+    ::close(fds[0]);
+    struct stat st {};
+    REQUIRE(::stat(beat.c_str(), &st) == 0);
+    const auto last_beat = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
+                                                                 std::chrono::nanoseconds(st.st_mtim.tv_nsec));
+    CHECK(r.timed_out);
+    CHECK(last_beat - t0 < 800ms);
+    CHECK(got.size() > 65536);
+    CHECK(got.find_first_not_of("y\n") == std::string::npos);
+    std::remove(beat.c_str());
+    ::rmdir(dir.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("a reader that stops reading does not hold off the deadline: text mode") {
+    SuperviseOptions o;
+    o.tail_bytes = 64;  // read and written, as when sandboxed
+    stalled_reader(o);
+    stalled_reader(SuperviseOptions{});  // spliced
+}
+
+TEST_CASE("a reader that stops reading does not hold off the deadline: event lines") {
+    SuperviseOptions o;
+    o.passthrough = false;
+    o.on_output = [](Stream, std::string_view d) { return std::string(d); };
+    stalled_reader(o);
 }
 
 TEST_CASE("timeout kills a setsid grandchild that ignores SIGTERM and holds the pipes") {
