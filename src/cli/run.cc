@@ -104,6 +104,7 @@ public:
         opt.timeout = args_.timeout;
         opt.caps = args_.caps;
         if (a.sandboxed) opt.tail_bytes = kDenialTail;
+        opt.child_cleans_up = a.plan.sandbox == "linux";
         Utf8Chunker chunkers[2];
         switch (args_.format) {
             case OutputFormat::Text:

@@ -39,6 +39,7 @@ constexpr std::array kForwarded{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr std::size_t kReadBuffer = 64 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
+constexpr auto kCleanupGrace = std::chrono::seconds(1);
 
 // Blocks the forwarded signals and SIGCONT (read through a signalfd) and SIGTTOU, ignores
 // SIGPIPE (a closed sbx stdout is seen as EPIPE) and makes SIGCHLD default so
@@ -375,6 +376,26 @@ private:
     Clock::duration writing_{};  // spent in writes and splices to sbx's streams
 };
 
+// Whether pid still runs the file that st describes (it has not exec'd
+// something else).
+bool still_runs(pid_t pid, const struct stat& file) {
+    struct stat st {};
+    return ::stat(fmt::format("/proc/{}/exe", pid).c_str(), &st) == 0 && st.st_dev == file.st_dev &&
+           st.st_ino == file.st_ino;
+}
+
+// SIGKILL to every descendant of the helper (pid 1 of its sandbox takes the
+// rest of the sandbox with it), again as new ones appear, until the helper
+// has ended by itself or the grace is over.
+void kill_under_helper(pid_t helper, const Fd& pidfd) {
+    const auto until = Clock::now() + kCleanupGrace;
+    do {
+        for (pid_t d : exec::descendants_of(helper)) ::kill(d, SIGKILL);
+        pollfd p{pidfd.get(), POLLIN, 0};
+        if (::poll(&p, 1, 5) > 0) return;
+    } while (Clock::now() < until);
+}
+
 int ms_until(Clock::time_point now, Clock::time_point t) {
     if (t <= now) return 0;
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t - now).count();
@@ -490,6 +511,10 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     setup.err_fd = err_pipe.write.get();
     setup.status_fd = status_pipe.write.get();
     setup.mask = &signals.old_mask();
+
+    // The helper's file, to tell later whether the child is still the helper.
+    struct stat helper_file {};
+    const bool helper_known = opt.child_cleans_up && ::stat(plan.argv[0].c_str(), &helper_file) == 0;
 
     TerminalGuard terminal;
     const auto start = Clock::now();
@@ -631,7 +656,9 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     }
 
     // Whatever is left of the command: its group, then every descendant
-    // (including those that left the group), found through /proc.
+    // (including those that left the group), found through /proc.  The
+    // helper's sandbox goes first, so that it removes its placeholders.
+    if (!exited && helper_known && still_runs(pid, helper_file)) kill_under_helper(pid, pidfd);
     ::kill(-pid, SIGKILL);
     result.survivors = exec::kill_all_descendants(exited ? 0 : pid, 2000);
     if (!exited) {

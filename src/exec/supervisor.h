@@ -35,6 +35,11 @@ struct SuperviseOptions {
     // Keep the last tail_bytes bytes of each stream, shown or not, for the
     // denial heuristics (0 = off; on, every byte is read, never spliced).
     std::size_t tail_bytes = 0;
+    // The child is the sandbox helper, which removes what it made on the host
+    // once its sandbox is gone: when the command is to be killed (the
+    // deadline), the helper's descendants go first, and the helper, while it
+    // still runs plan.argv[0], gets up to a second to end by itself.
+    bool child_cleans_up = false;
     // Where text mode's pass-through goes (tests point these elsewhere).
     int stdout_fd = 1;
     int stderr_fd = 2;

@@ -253,6 +253,12 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     not_ok "sbx run refuses a first .sbx" "$SBX" run -p workspace-write -C "$ws" -- mkdir .sbx
     is "outside file unchanged after sbx run" "original" "$(content "$out/f")"
     is "no sbx-ro file" "<missing>" "$(content "$ws/sbx-ro")"
+    # Killed at the deadline: the sandbox goes first, and the helper removes
+    # its placeholders before it ends.
+    "$SBX" run -p workspace-write -C "$ws" -t 300ms -- sh -c 'trap "" TERM; sleep 30 & sleep 30' 2>/dev/null
+    is "sbx run killed at its timeout: 124" 124 $?
+    is "... and no placeholder is left in the workspace" "" \
+        "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
     is "sbx run: nothing is listed as not enforced when every layer applies" "[]" \
         "$("$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
     if unshare -U true 2>/dev/null; then
@@ -265,6 +271,13 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
         # ... and with --allow-unprotected the JSON result says what was left out.
         is "sbx run --allow-unprotected: the result lists what is not enforced" '["protected paths", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"]' \
             "$(unshare -U "$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
+        # There the helper becomes the command: its deadline is not delayed
+        # by the grace a helper gets to clean up.
+        t0=$(date +%s%N)
+        unshare -U "$SBX" run --allow-unprotected -p workspace-write -C "$ws" -t 300ms -- sleep 30 2>/dev/null
+        rc=$?; elapsed=$(( ($(date +%s%N) - t0) / 1000000 ))
+        is "sbx run --allow-unprotected killed at its timeout: 124" 124 $rc
+        ok "... after ${elapsed} ms (deadline 300 ms, limit 700)" test "$elapsed" -lt 700
     fi
 else
     skip "sbx run" "sbx run is not available"
