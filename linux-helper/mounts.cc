@@ -335,20 +335,18 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
             // Before looking: no run removes placeholders meanwhile.
             const Directory& dir = lock_directory(parent_of(path));
             const std::string name = name_of(path);
-            struct stat st {};
-            if (::fstatat(dir.lock.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-                if (errno != ENOENT) fail_errno(kStep, "lstat " + path);
-                if (::symlinkat(kPlaceholderTarget, dir.lock.get(), name.c_str()) == 0) {
-                    // Ours, just made (pid 1 checks it again before pinning it).
-                    entries_.push_back({path, true, dir.id});
-                    continue;
-                }
-                if (errno != EEXIST) {
-                    // The command has our uid and no capability: it cannot create it either.
-                    if (errno == EACCES || errno == EPERM || errno == EROFS) continue;
-                    fail_errno(kStep, "creating the placeholder " + path,
-                               "create the parent directory, or --unprotect the name");
-                }
+            // Made where the name is missing; EEXIST (which comes before any
+            // permission error) where it exists.
+            if (::symlinkat(kPlaceholderTarget, dir.lock.get(), name.c_str()) == 0) {
+                // Ours, just made (pid 1 checks it again before pinning it).
+                entries_.push_back({path, true, dir.id});
+                continue;
+            }
+            if (errno != EEXIST) {
+                // The command has our uid and no capability: it cannot create it either.
+                if (errno == EACCES || errno == EPERM || errno == EROFS) continue;
+                fail_errno(kStep, "creating the placeholder " + path,
+                           "create the parent directory, or --unprotect the name");
             }
             entries_.push_back({path, is_placeholder(dir.lock, name), dir.id});
         }
