@@ -142,9 +142,11 @@ public:
         a.denial = analyze_denial(a.result, a.sandboxed);
         if (audit && audit->active()) {
             const bool failed = a.result.exit_code != 0;
+            const auto records = audit->collect(failed ? 100 : 0);
             // The domain's creator is the helper, as the kernel names it (resolved).
-            const auto exe = system_environment().realpath(helper()).value_or(helper());
-            a.denial.denials = landlock_denials(audit->collect(failed ? 100 : 0), exe);
+            if (!records.empty())
+                a.denial.denials =
+                    landlock_denials(records, system_environment().realpath(helper()).value_or(helper()));
         }
         if (args_.format == OutputFormat::Text) write_out(STDERR_FILENO, text_notes(a));
         return a;
