@@ -386,11 +386,13 @@ bool still_runs(pid_t pid, const struct stat& file) {
 
 // SIGKILL to every descendant of the helper (pid 1 of its sandbox takes the
 // rest of the sandbox with it), again as new ones appear, until the helper
-// has ended by itself or the grace is over.
+// has ended by itself or the grace is over.  A helper stopped along with its
+// command is continued, or it could not clean up.
 void kill_under_helper(pid_t helper, const Fd& pidfd) {
     const auto until = Clock::now() + kCleanupGrace;
     do {
         for (pid_t d : exec::descendants_of(helper)) ::kill(d, SIGKILL);
+        ::kill(helper, SIGCONT);
         pollfd p{pidfd.get(), POLLIN, 0};
         if (::poll(&p, 1, 5) > 0) return;
     } while (Clock::now() < until);

@@ -259,6 +259,15 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     is "sbx run killed at its timeout: 124" 124 $?
     is "... and no placeholder is left in the workspace" "" \
         "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
+    # Also when the helper was stopped at the deadline (sbx continues it).
+    "$SBX" run -p workspace-write -C "$ws" -t 1s -- sleep 30 2>/dev/null &
+    sbx_pid=$!
+    for _ in $(seq 100); do [ -L "$ws/.sbx" ] && break; sleep 0.02; done
+    kill -STOP "$(pgrep -P "$sbx_pid")"
+    wait "$sbx_pid"
+    is "a stopped helper at the timeout: 124" 124 $?
+    is "... and no placeholder is left in the workspace" "" \
+        "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
     is "sbx run: nothing is listed as not enforced when every layer applies" "[]" \
         "$("$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
     if unshare -U true 2>/dev/null; then
