@@ -80,7 +80,7 @@ not_ok "missing .agents: creating it is refused" rw mkdir "$ws/.agents"
 ok "ordinary new names at the top of the workspace still work" rw sh -c "mkdir '$ws/newdir' && echo x > '$ws/.env' && echo y > '$ws/newfile'"
 is "the new file is there" "y" "$(content "$ws/newfile")"
 is "no placeholder or protected name is left in the workspace" "" \
-    "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
+    "$(protected_names_in "$ws")"
 
 # A .git file pointing to a gitdir inside the workspace: both are protected.
 ws2=$(scratch)
@@ -258,7 +258,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     "$SBX" run -p workspace-write -C "$ws" -t 300ms -- sh -c 'trap "" TERM; sleep 30 & sleep 30' 2>/dev/null
     is "sbx run killed at its timeout: 124" 124 $?
     is "... and no placeholder is left in the workspace" "" \
-        "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
+        "$(protected_names_in "$ws")"
     # Also when the helper was stopped at the deadline (sbx continues it).
     "$SBX" run -p workspace-write -C "$ws" -t 1s -- sleep 30 2>/dev/null &
     sbx_pid=$!
@@ -267,7 +267,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     wait "$sbx_pid"
     is "a stopped helper at the timeout: 124" 124 $?
     is "... and no placeholder is left in the workspace" "" \
-        "$(cd "$ws" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)"
+        "$(protected_names_in "$ws")"
     is "sbx run: nothing is listed as not enforced when every layer applies" "[]" \
         "$("$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
     if unshare -U true 2>/dev/null; then

@@ -11,6 +11,8 @@
 #   todo REASON DESC CMD...  a known, documented hole (TAP TODO; like not_ok)
 #   skip DESC REASON       a skipped test
 #   scratch                a fresh directory, removed at exit (echoes its path)
+#   protected_names_in DIR the default protected names present in DIR (a
+#                          placeholder left behind shows here)
 #   done_testing           prints the plan; exits non-zero if anything failed
 set -u
 _tap_n=0
@@ -70,6 +72,10 @@ chmod 755 "$_scratch_root"
 
 scratch() {
     mktemp -d "$_scratch_root/XXXXXX"
+}
+
+protected_names_in() {
+    (cd "$1" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)
 }
 
 _cleanup_scratch() {

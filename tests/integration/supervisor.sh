@@ -109,19 +109,22 @@ ok "sandboxed timeout: sbx returned ${elapsed} ms after start" test "$elapsed" -
 # --- a reader that stops reading does not hold off the deadline ----------------
 # sbx writes to its stdout pipe without blocking: the command is killed at its
 # deadline while the reader sleeps, and what it showed still arrives after.
+# The command prints y's and leaves the time in $d/hb every 50 ms.
+beating_yes="while :; do date +%s%N >$d/hb.t; mv $d/hb.t $d/hb; sleep 0.05; done & exec yes"
+beat_stopped() {  # label t0 last-beat [later-beat]: it stopped before 1.5 s (and stayed so)
+    ok "$1: the command's last sign of life came before 1.5 s ($(( ${3:-0} / 1000000 - $2 )) ms)" \
+        test -n "$3" -a "$3" = "${4-$3}" -a $(( ${3:-0} / 1000000 - $2 )) -lt 1500
+}
 stalled_reader() {  # label, sbx options...
-    local label=$1 t0 a b; shift
+    local label=$1 t0; shift
     rm -f "$d/hb" "$d/hb.t"
     t0=$(now_ms)
-    { "$SBX" run "$@" --no-output-cap -t 1s -- sh -c \
-          "while :; do date +%s%N >$d/hb.t; mv $d/hb.t $d/hb; sleep 0.05; done & exec yes" 2>/dev/null
+    { "$SBX" run "$@" --no-output-cap -t 1s -- sh -c "$beating_yes" 2>/dev/null
       echo $? >"$d/stalled.rc"; } |
         { sleep 2.5; cat "$d/hb" >"$d/hb.a"; sleep 0.5; cat "$d/hb" >"$d/hb.b"
           head -c 100000 >"$d/stalled.out"; cat >/dev/null; }
-    a=$(cat "$d/hb.a"); b=$(cat "$d/hb.b")
     is "$label: timeout 124 with a sleeping reader" 124 "$(cat "$d/stalled.rc")"
-    ok "$label: the command's last sign of life came before 1.5 s ($(( ${a:-0} / 1000000 - t0 )) ms)" \
-        test -n "$a" -a "$a" = "$b" -a $(( ${a:-0} / 1000000 - t0 )) -lt 1500
+    beat_stopped "$label" "$t0" "$(cat "$d/hb.a")" "$(cat "$d/hb.b")"
     if [ "$label" = events ]; then
         is "$label: the event lines reached the reader once it read (bytes, the first)" "100000 begin" \
             "$(wc -c <"$d/stalled.out") $(head -1 "$d/stalled.out" | jq -r .type)"
@@ -136,12 +139,10 @@ stalled_reader events -p workspace-write -C "$d" --events
 # A terminal stopped with ^S, and ^Q 2.5 s later.
 rm -f "$d/hb" "$d/hb.t"
 t0=$(now_ms)
-python3 "$here/progs/pty-run.py" - '\x13' 2.5 '\x11' -- "$SBX" run "${full[@]}" --no-output-cap -t 1s -- sh -c \
-    "while :; do date +%s%N >$d/hb.t; mv $d/hb.t $d/hb; sleep 0.05; done & exec yes" >/dev/null
+python3 "$here/progs/pty-run.py" - '\x13' 2.5 '\x11' -- \
+    "$SBX" run "${full[@]}" --no-output-cap -t 1s -- sh -c "$beating_yes" >/dev/null
 is "a terminal stopped with ^S: timeout 124" 124 $?
-a=$(cat "$d/hb" 2>/dev/null)
-ok "a terminal stopped with ^S: the command's last sign of life came before 1.5 s ($(( ${a:-0} / 1000000 - t0 )) ms)" \
-    test -n "$a" -a $(( ${a:-0} / 1000000 - t0 )) -lt 1500
+beat_stopped "a terminal stopped with ^S" "$t0" "$(cat "$d/hb" 2>/dev/null)"
 
 t0=$(now_ms)
 "$SBX" run "${full[@]}" -t 0.3 -- sleep 5 2>"$d/err"
