@@ -40,6 +40,9 @@ constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr std::size_t kReadBuffer = 64 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
 constexpr auto kCleanupGrace = std::chrono::seconds(1);
+// Shown bytes a sink holds for a slow reader before the pipes feeding it
+// are left unread.
+constexpr std::size_t kPendingLimit = 256 * 1024;
 
 // Blocks the forwarded signals and SIGCONT (read through a signalfd) and SIGTTOU, ignores
 // SIGPIPE (a closed sbx stdout is seen as EPIPE) and makes SIGCHLD default so
@@ -179,9 +182,10 @@ struct Sink {
     int fd;
     Fd own{};  // nonblocking_copy(fd), made at the first output
     bool own_tried = false;
-    // Bytes the reader has not taken yet, or a splice found the stream full:
-    // the command's pipes feeding it are not read until the reader catches up.
+    // Bytes the reader has not taken yet (from offset `sent`), and whether a
+    // splice found the stream full: either waits for POLLOUT.
     std::string pending{};
+    std::size_t sent = 0;
     bool stalled = false;
     bool gone = false;  // the reader went away (EPIPE)
 
@@ -194,7 +198,13 @@ struct Sink {
         }
         return write_fd();
     }
-    bool waiting() const { return !pending.empty() || stalled; }
+    bool waiting() const { return sent < pending.size() || stalled; }
+    // The pipes feeding it are not read until the reader catches up.
+    bool full() const { return pending.size() - sent >= kPendingLimit || stalled; }
+    void drop() {
+        pending.clear();
+        sent = 0;
+    }
 };
 
 struct Pump {
@@ -208,7 +218,7 @@ struct Pump {
 
     // Read only while its sink keeps up: a command whose output waits blocks
     // on its full pipe, as it would writing to sbx's stream itself.
-    bool readable() const { return open && !(sink && sink->waiting()); }
+    bool readable() const { return open && !(sink && sink->full()); }
 };
 
 bool write_all(int fd, const char* data, std::size_t n) {
@@ -251,6 +261,10 @@ public:
 
     void queue(Sink& s, std::string_view data) {
         if (s.gone) return;
+        if (s.sent > 0 && s.sent >= s.pending.size() / 2) {
+            s.pending.erase(0, s.sent);  // now and then, not at every partial write
+            s.sent = 0;
+        }
         s.pending.append(data);
         flush(s);
     }
@@ -258,17 +272,18 @@ public:
     // Writes what sbx's stream takes now; the rest waits for POLLOUT.
     void flush(Sink& s) {
         s.stalled = false;
-        while (!s.pending.empty()) {
+        while (s.sent < s.pending.size()) {
             const auto t = Clock::now();
-            const ssize_t w = ::write(s.target(), s.pending.data(), s.pending.size());
+            const ssize_t w = ::write(s.target(), s.pending.data() + s.sent, s.pending.size() - s.sent);
             writing_ += Clock::now() - t;
             if (w < 0) {
                 if (errno == EINTR) continue;
                 if (errno != EAGAIN) lost(s);
                 return;
             }
-            s.pending.erase(0, static_cast<std::size_t>(w));
+            s.sent += static_cast<std::size_t>(w);
         }
+        s.drop();
     }
 
     // From now on sbx's stream is written as the caller opened it, waiting
@@ -278,9 +293,9 @@ public:
         s.own_tried = true;
         s.stalled = false;
         const auto t = Clock::now();
-        if (!s.pending.empty() && !write_all(s.fd, s.pending.data(), s.pending.size())) s.gone = true;
+        if (s.waiting() && !write_all(s.fd, s.pending.data() + s.sent, s.pending.size() - s.sent)) s.gone = true;
         writing_ += Clock::now() - t;
-        s.pending.clear();
+        s.drop();
     }
 
     void finish(Pump& p) {
@@ -290,7 +305,7 @@ public:
     // The reader of sbx's stream went away.
     void lost(Sink& s) {
         s.gone = true;
-        s.pending.clear();
+        s.drop();
         s.stalled = false;
     }
 
