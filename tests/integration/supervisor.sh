@@ -143,6 +143,22 @@ python3 "$here/progs/pty-run.py" - '\x13' 2.5 '\x11' -- \
     "$SBX" run "${full[@]}" --no-output-cap -t 1s -- sh -c "$beating_yes" >/dev/null
 is "a terminal stopped with ^S: timeout 124" 124 $?
 beat_stopped "a terminal stopped with ^S" "$t0" "$(cat "$d/hb" 2>/dev/null)"
+# SIGTERM sent to sbx reaches the command while the reader sleeps.
+for policy in danger-full-access workspace-write; do
+    rm -f "$d/term" "$d/sbx.pid"
+    { "$SBX" run -p "$policy" -C "$d" --no-output-cap -- \
+          sh -c "trap 'date +%s%N >$d/term; exit 3' TERM; yes & wait" 2>/dev/null &
+      echo $! >"$d/sbx.pid"; wait $!; echo $? >"$d/term.rc"; } |
+        { sleep 2.5; head -c 100000 >/dev/null; cat >/dev/null; } &
+    sleep 0.5
+    t0=$(now_ms)
+    kill -TERM "$(cat "$d/sbx.pid")"
+    wait
+    got=$(cat "$d/term" 2>/dev/null)
+    ok "$policy, SIGTERM to sbx while the reader sleeps: the command had it within 1 s ($(( ${got:-0} / 1000000 - t0 )) ms)" \
+        test -n "$got" -a $(( ${got:-0} / 1000000 - t0 )) -lt 1000
+    is "$policy, SIGTERM to sbx while the reader sleeps: the command's own status" 3 "$(cat "$d/term.rc")"
+done
 
 t0=$(now_ms)
 "$SBX" run "${full[@]}" -t 0.3 -- sleep 5 2>"$d/err"
