@@ -391,12 +391,11 @@ private:
     Clock::duration writing_{};  // spent in writes and splices to sbx's streams
 };
 
-// Whether pid still runs the file that st describes (it has not exec'd
-// something else).
-bool still_runs(pid_t pid, const struct stat& file) {
-    struct stat st {};
-    return ::stat(fmt::format("/proc/{}/exe", pid).c_str(), &st) == 0 && st.st_dev == file.st_dev &&
-           st.st_ino == file.st_ino;
+// Whether pid still runs the file at path (it has not exec'd something else).
+bool still_runs(pid_t pid, const std::string& path) {
+    struct stat running {}, file {};
+    return ::stat(fmt::format("/proc/{}/exe", pid).c_str(), &running) == 0 && ::stat(path.c_str(), &file) == 0 &&
+           running.st_dev == file.st_dev && running.st_ino == file.st_ino;
 }
 
 // SIGKILL to every descendant of the helper (pid 1 of its sandbox takes the
@@ -528,10 +527,6 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     setup.err_fd = err_pipe.write.get();
     setup.status_fd = status_pipe.write.get();
     setup.mask = &signals.old_mask();
-
-    // The helper's file, to tell later whether the child is still the helper.
-    struct stat helper_file {};
-    const bool helper_known = opt.child_cleans_up && ::stat(plan.argv[0].c_str(), &helper_file) == 0;
 
     TerminalGuard terminal;
     const auto start = Clock::now();
@@ -675,7 +670,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     // Whatever is left of the command: its group, then every descendant
     // (including those that left the group), found through /proc.  The
     // helper's sandbox goes first, so that it removes its placeholders.
-    if (!exited && helper_known && still_runs(pid, helper_file)) kill_under_helper(pid, pidfd);
+    if (!exited && opt.child_cleans_up && still_runs(pid, plan.argv[0])) kill_under_helper(pid, pidfd);
     ::kill(-pid, SIGKILL);
     result.survivors = exec::kill_all_descendants(exited ? 0 : pid, 2000);
     if (!exited) {
