@@ -39,7 +39,11 @@ constexpr std::array kForwarded{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr std::size_t kReadBuffer = 64 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
-constexpr auto kCleanupGrace = std::chrono::seconds(1);
+// What a helper gets at the timeout to remove its placeholders and end (it
+// needs about a millisecond): short enough that sbx still returns within
+// 100 ms of the deadline when the helper cannot (it is then killed, and its
+// placeholders wait for the next run there).
+constexpr auto kCleanupGrace = std::chrono::milliseconds(50);
 // Shown bytes a sink holds for a slow reader before the pipes feeding it
 // are left unread.
 constexpr std::size_t kPendingLimit = 256 * 1024;
