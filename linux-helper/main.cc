@@ -148,8 +148,12 @@ int run(int argc, char** argv) {
             if (limited) bring_up_loopback();
         };
         auto prepare = [&]() { return apply_process_layers(policy, command_cwd, filesystem); };
+        // In pid 1, should the helper be killed: its placeholders all the same.
+        auto abandoned = [&]() {
+            if (protect) protect->remove_placeholders(true);
+        };
         const std::optional<int> status =
-            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, args.command);
+            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, args.command);
         if (status) {
             protect.reset();  // remove the placeholders before ending
             exit_like(*status);

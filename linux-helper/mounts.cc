@@ -353,12 +353,19 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
     }
 }
 
-ProtectedPaths::~ProtectedPaths() {
+ProtectedPaths::~ProtectedPaths() { remove_placeholders(false); }
+
+void ProtectedPaths::remove_placeholders(bool pinned) const {
     for (const auto& dir : directories_) {
         if (::flock(dir.lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // another run still uses it
-        for (const auto& entry : entries_)
-            if (entry.placeholder && parent_of(entry.path) == dir.path && is_placeholder(dir.lock, name_of(entry.path)))
+        for (const auto& entry : entries_) {
+            if (!entry.placeholder || parent_of(entry.path) != dir.path) continue;
+            // Inside the sandbox a pinned placeholder is a mount point (EBUSY):
+            // the pin goes first.  The directory's fd is the host's mount.
+            if (pinned) (void)::umount2(entry.path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+            if (is_placeholder(dir.lock, name_of(entry.path)))
                 (void)::unlinkat(dir.lock.get(), name_of(entry.path).c_str(), 0);
+        }
     }
 }
 

@@ -82,6 +82,9 @@ public:
     ProtectedPaths& operator=(ProtectedPaths&&) noexcept = default;
     // Removes the placeholders of every directory no other run holds.
     ~ProtectedPaths();
+    // The same, from pid 1 inside the sandbox once nothing else runs there
+    // (pinned: each placeholder's pin is unmounted first).
+    void remove_placeholders(bool pinned) const;
 
     const std::vector<Entry>& entries() const { return entries_; }
     // The writable roots that exist, as opened on the host.

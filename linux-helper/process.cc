@@ -5,7 +5,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -185,18 +184,34 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
     return command;
 }
 
+// Whether the helper is gone: the status pipe has no reader any more.
+bool helper_gone(int status_pipe) {
+    pollfd reader{status_pipe, 0, 0};
+    return ::poll(&reader, 1, 0) > 0 && (reader.revents & POLLERR);
+}
+
+// Pid 1 once the helper is gone (killed, say with SIGKILL by whoever ran it):
+// nobody waits for the command any more.  Every other process of the sandbox
+// is killed and reaped, then pid 1 does the helper's cleanup and ends.
+[[noreturn]] void end_abandoned(const std::function<void()>& abandoned) {
+    ::kill(-1, SIGKILL);  // all of the namespace but pid 1
+    while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+    }
+    abandoned();
+    ::_exit(125);
+}
+
 // Pid 1 of the new pid namespace: never returns.
 [[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask, Terminal terminal,
                             const std::function<void(bool)>& setup, const PrepareCommand& prepare,
-                            char* const* argv) {
+                            const std::function<void()>& abandoned, char* const* argv) {
     try {
-        if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("pid 1", "PR_SET_PDEATHSIG");
         // Out of the helper's process group: a signal sent to that group
         // (sbx forwards to it) reaches the helper, which forwards it here.
         ::setpgid(0, 0);
-        // The helper may have died before PR_SET_PDEATHSIG: then the pipe has no reader.
-        pollfd reader{status_pipe, 0, 0};
-        if (::poll(&reader, 1, 0) > 0 && (reader.revents & POLLERR)) ::_exit(125);
+        // No PR_SET_PDEATHSIG: pid 1 outlives the helper, for as long as it
+        // takes to clean up after it (end_abandoned).
+        if (helper_gone(status_pipe)) end_abandoned(abandoned);
         setup(user);
         const sigset_t watched = watched_signals();
         Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
@@ -215,12 +230,15 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
         };
         std::optional<UnixMediator> mediator;
         for (;;) {
-            pollfd fds[3] = {{signals.get(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0}};
+            // The status pipe for POLLERR only: the helper is gone.
+            pollfd fds[4] = {{signals.get(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0},
+                             {status_pipe, 0, 0}};
             if (mediator) fds[2].fd = mediator->fd();
-            if (::poll(fds, 3, -1) < 0) {
+            if (::poll(fds, 4, -1) < 0) {
                 if (errno == EINTR) continue;
                 fail_errno("pid 1", "poll");
             }
+            if (fds[3].revents & POLLERR) end_abandoned(abandoned);
             if (fds[0].revents & POLLIN) {
                 signalfd_siginfo info[8];
                 ssize_t n = ::read(signals.get(), info, sizeof info);
@@ -275,7 +293,8 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
 }  // namespace
 
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool)>& setup,
-                                  const PrepareCommand& prepare, char* const* argv) {
+                                  const PrepareCommand& prepare, const std::function<void()>& abandoned,
+                                  char* const* argv) {
     const sigset_t watched = watched_signals();
     sigset_t original;
     if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
@@ -292,7 +311,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     if (child.pid == 0) {
         status_read.reset();
-        pid1_main(child.user, status_write.get(), original, terminal, setup, prepare, argv);
+        pid1_main(child.user, status_write.get(), original, terminal, setup, prepare, abandoned, argv);
     }
     const pid_t pid1 = child.pid;
     status_write.reset();

@@ -29,9 +29,12 @@ using PrepareCommand = std::function<Fd()>;
 // setup (user id maps first, then mounts and a fresh /proc, loopback), then
 // forks the command, which runs prepare and execs argv.  Returns the
 // command's wait status (or pid 1's, when it failed before the command ran),
-// or nullopt, without forking, when user namespaces are unavailable.
+// or nullopt, without forking, when user namespaces are unavailable.  Should
+// the helper die first (SIGKILL), pid 1 kills the rest of the sandbox, runs
+// abandoned (the helper's cleanup, from inside the sandbox) and ends.
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,
-                                  const PrepareCommand& prepare, char* const* argv);
+                                  const PrepareCommand& prepare, const std::function<void()>& abandoned,
+                                  char* const* argv);
 
 // execvp, then exit 127 (not found) or 126 (cannot be executed).
 [[noreturn]] void exec_command(char* const* argv);

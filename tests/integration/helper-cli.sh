@@ -130,7 +130,22 @@ wait "$pid" 2>/dev/null
 for _ in $(seq 40); do [ -z "$(pgrep -f "^$marker")" ] && break; sleep 0.05; done
 is "SIGKILL of the helper kills everything in the sandbox" "" "$(pgrep -f "^$marker" || true)"
 pkill -f "^$marker" 2>/dev/null
-is "a killed helper leaves its placeholder behind" "/dev/null/sbx-protected-path" "$(readlink "$ws/.sbx")"
+for _ in $(seq 100); do [ -z "$(protected_names_in "$ws")" ] && break; sleep 0.02; done
+is "... and its pid 1 removes the placeholders" "" "$(protected_names_in "$ws")"
+# A helper killed together with its pid 1 (pid 1 stopped first, so that it
+# cannot act on the helper's death) leaves its placeholders behind.
+rm -f "$ws/ready-file"
+"$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
+    sh -c 'echo ready > ready-file; exec sleep 60' &
+pid=$!
+for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+pid1=$(pgrep -P "$pid")
+kill -STOP "$pid1"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+kill -KILL "$pid1"
+sleep 0.1
+is "a helper killed with its pid 1 leaves its placeholder behind" "/dev/null/sbx-protected-path" "$(readlink "$ws/.sbx")"
 is "the next run keeps the leftover placeholder masked" "/dev/null/sbx-protected-path" \
     "$("$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
         sh -c 'mkdir .sbx 2>/dev/null && echo HOLE; readlink .sbx')"
