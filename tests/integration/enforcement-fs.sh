@@ -85,18 +85,13 @@ is "no placeholder or protected name is left in the workspace" "" \
 # The helper killed with SIGKILL while the command runs (as Codex ends its
 # child's process group at a timeout): pid 1 kills the rest of the sandbox
 # and removes the placeholders itself.
-# placeholders_gone DIR: waits up to 2 s for DIR to hold no protected name.
-placeholders_gone() {
-    for _ in $(seq 200); do [ -z "$(protected_names_in "$1")" ] && return 0; sleep 0.01; done
-    return 1
-}
 "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy '{"type":"workspace-write"}' -- sleep 31.25 &
 helper_pid=$!
-for _ in $(seq 200); do pgrep -fx "sleep 31.25" >/dev/null && break; sleep 0.01; done
+eventually pgrep -fx "sleep 31.25" >/dev/null
 is "a running sandbox has its placeholders" ".agents .codex .git .sbx" "$(protected_names_in "$ws" | sort | xargs)"
 kill -KILL "$helper_pid"
 wait "$helper_pid" 2>/dev/null
-ok "the helper killed with SIGKILL: no placeholder is left in the workspace" placeholders_gone "$ws"
+ok "the helper killed with SIGKILL: no placeholder is left in the workspace" eventually placeholders_gone "$ws"
 ok "... and the command is gone" sh -c '! pgrep -fx "sleep 31.25"'
 
 # A .git file pointing to a gitdir inside the workspace: both are protected.
@@ -305,10 +300,10 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     # sbx killed with SIGKILL: its helper dies with it, and pid 1 cleans up.
     "$SBX" run -p workspace-write -C "$ws" -- sleep 32.25 2>/dev/null &
     sbx_pid=$!
-    for _ in $(seq 200); do pgrep -fx "sleep 32.25" >/dev/null && break; sleep 0.01; done
+    eventually pgrep -fx "sleep 32.25" >/dev/null
     kill -KILL "$sbx_pid"
     wait "$sbx_pid" 2>/dev/null
-    ok "sbx killed with SIGKILL: no placeholder is left in the workspace" placeholders_gone "$ws"
+    ok "sbx killed with SIGKILL: no placeholder is left in the workspace" eventually placeholders_gone "$ws"
     ok "... and the command is gone" sh -c '! pgrep -fx "sleep 32.25"'
     is "sbx run: nothing is listed as not enforced when every layer applies" "[]" \
         "$("$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"

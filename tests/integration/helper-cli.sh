@@ -130,7 +130,7 @@ wait "$pid" 2>/dev/null
 for _ in $(seq 40); do [ -z "$(pgrep -f "^$marker")" ] && break; sleep 0.05; done
 is "SIGKILL of the helper kills everything in the sandbox" "" "$(pgrep -f "^$marker" || true)"
 pkill -f "^$marker" 2>/dev/null
-for _ in $(seq 100); do [ -z "$(protected_names_in "$ws")" ] && break; sleep 0.02; done
+eventually placeholders_gone "$ws"
 is "... and its pid 1 removes the placeholders" "" "$(protected_names_in "$ws")"
 # A helper killed together with its pid 1 (pid 1 stopped first, so that it
 # cannot act on the helper's death) leaves its placeholders behind.

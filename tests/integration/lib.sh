@@ -13,6 +13,8 @@
 #   scratch                a fresh directory, removed at exit (echoes its path)
 #   protected_names_in DIR the default protected names present in DIR (a
 #                          placeholder left behind shows here)
+#   eventually CMD...      runs CMD until it succeeds, for up to 2 s
+#   placeholders_gone DIR  DIR holds none of the default protected names
 #   done_testing           prints the plan; exits non-zero if anything failed
 set -u
 _tap_n=0
@@ -76,6 +78,16 @@ scratch() {
 
 protected_names_in() {
     (cd "$1" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)
+}
+
+placeholders_gone() {
+    [ -z "$(protected_names_in "$1")" ]
+}
+
+eventually() {
+    local _
+    for _ in $(seq 200); do "$@" && return 0; sleep 0.01; done
+    return 1
 }
 
 _cleanup_scratch() {
