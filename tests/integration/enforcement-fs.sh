@@ -274,7 +274,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     # Also when the helper was stopped at the deadline (sbx continues it).
     "$SBX" run -p workspace-write -C "$ws" -t 1s -- sleep 30 2>/dev/null &
     sbx_pid=$!
-    for _ in $(seq 100); do [ -L "$ws/.sbx" ] && break; sleep 0.02; done
+    eventually test -L "$ws/.sbx"
     kill -STOP "$(pgrep -P "$sbx_pid")"
     wait "$sbx_pid"
     is "a stopped helper at the timeout: 124" 124 $?
@@ -287,7 +287,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     t0=$(date +%s%N)
     "$SBX" run -p workspace-write -C "$ws" -t 500ms -- sleep 30 2>/dev/null &
     sbx_pid=$!
-    for _ in $(seq 100); do [ -L "$ws/.sbx" ] && break; sleep 0.02; done
+    eventually test -L "$ws/.sbx"
     python3 "$(dirname "$0")/progs/hold.py" "$(pgrep -P "$sbx_pid")" "$held/ready" 5 &
     holder=$!
     wait "$sbx_pid"
