@@ -144,7 +144,7 @@ int run(int argc, char** argv) {
             } else {
                 make_mounts_private();
             }
-            mount_proc(filesystem);
+            mount_namespace_filesystems(filesystem);
             if (limited) bring_up_loopback();
         };
         auto prepare = [&]() { return apply_process_layers(policy, command_cwd, filesystem); };

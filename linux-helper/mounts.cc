@@ -464,11 +464,18 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     }
 }
 
-void mount_proc(bool read_only) {
+void mount_namespace_filesystems(bool read_only) {
     const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | (read_only ? MS_RDONLY : 0);
     if (::mount("proc", "/proc", "proc", flags, nullptr) != 0)
         fail_errno(kStep, "mounting /proc for the new pid namespace",
                    "a fully visible /proc must exist on the host");
+    // The host's queues are not those of the new IPC namespace: where the host
+    // shows its own at /dev/mqueue, the sandbox sees its own there instead.
+    struct stat st {};
+    if (::lstat("/dev/mqueue", &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (::mount("mqueue", "/dev/mqueue", "mqueue", flags, nullptr) != 0)
+        fail_errno(kStep, "mounting /dev/mqueue for the new IPC namespace",
+                   "the kernel needs CONFIG_POSIX_MQUEUE, or remove the host's /dev/mqueue directory");
 }
 
 }  // namespace sbx::helper

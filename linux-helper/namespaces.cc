@@ -50,6 +50,7 @@ Fork fork_into_namespaces(const NamespaceRequest& request) {
     int flags = 0;
     if (request.mount) flags |= CLONE_NEWNS;
     if (request.pid) flags |= CLONE_NEWPID;
+    if (request.ipc) flags |= CLONE_NEWIPC;
     if (request.net) flags |= CLONE_NEWNET;
     if (::geteuid() == 0) {
         const pid_t pid = clone_with(flags);

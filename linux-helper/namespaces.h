@@ -1,4 +1,4 @@
-// Layer 2: namespaces.  The helper stays in the host's namespaces; its child,
+// Layer 2: namespaces (user, mount, pid, IPC, network).  The helper stays in the host's namespaces; its child,
 // made with clone(2) into the new ones, is pid 1 of the new pid namespace and
 // builds the sandbox's view there.  (The helper staying outside is what lets
 // it remove the placeholders of mounts.h afterwards without unmounting them.)
@@ -11,6 +11,7 @@ namespace sbx::helper {
 struct NamespaceRequest {
     bool mount = true;
     bool pid = true;
+    bool ipc = true;  // SysV IPC and POSIX message queues of its own
     bool net = false;
 };
 

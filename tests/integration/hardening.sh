@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The escapes of an outside attack run (issue 13), each checked by its effect
+# on the host: IPC objects, files' modes and times, protected names, process
+# counts.  Each of these attacks got through the binaries before the fix.
+# Runs as root and again as uid 65534 (unprivileged.sh).  The seccomp attacks
+# (setuid bits, terminal ioctls) are in enforcement-syscalls.sh, the stopped
+# timeout in supervisor.sh.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+require_helper
+python=/usr/bin/python3
+ipc="$python $here/progs/ipc.py"
+unprivileged=${SBX_TEST_UNPRIVILEGED:-}
+
+d=$(scratch)
+ws=$d/ws
+host=$d/host
+mkdir -p "$ws" "$host"
+
+# --- 1. IPC: every sandbox has its own SysV IPC and message queues ------------
+key=$(( ($$ << 8) + 17 ))
+queue=/sbx-test-$$
+modes=("-p read-only" "-p workspace-write" "-p external-sandbox -n limited")
+for mode in "${modes[@]}"; do
+    # shellcheck disable=SC2086  # $mode is two or four words
+    run() { "$SBX" run $mode -C "$ws" --stdin null -- "$@"; }
+    ok "ipc $mode: the sandbox can use SysV shared memory of its own" run $ipc shm-create "$key"
+    not_ok "ipc $mode: a segment made in the sandbox is not the host's" $ipc shm-exists "$key"
+    $ipc shm-remove "$key" 2>/dev/null
+
+    $ipc shm-create "$key"
+    not_ok "ipc $mode: a host segment is not reachable" run $ipc shm-exists "$key"
+    run ipcrm --all=shm >/dev/null 2>&1
+    ok "ipc $mode: ipcrm --all=shm inside leaves the host's segment" $ipc shm-exists "$key"
+    $ipc shm-remove "$key"
+
+    $ipc mq-create "$queue" && $ipc mq-send "$queue"
+    not_ok "ipc $mode: a host message queue cannot be sent to" run $ipc mq-send "$queue"
+    not_ok "ipc $mode: nor received from" run $ipc mq-receive "$queue"
+    run $ipc mq-unlink "$queue" >/dev/null 2>&1
+    ok "ipc $mode: nor removed, and its message is still there" $ipc mq-receive "$queue"
+    $ipc mq-unlink "$queue"
+    run $ipc mq-create "$queue-inside" >/dev/null 2>&1
+    not_ok "ipc $mode: a queue made inside does not outlive the run" $ipc mq-exists "$queue-inside"
+    $ipc mq-unlink "$queue-inside" 2>/dev/null
+done
+if [ -d /dev/mqueue ]; then
+    ok "ipc: /dev/mqueue inside shows the sandbox's own queues" \
+        "$SBX" run -p read-only -- sh -c "$ipc mq-create /in-$$ 2>/dev/null; test -e /dev/mqueue/in-$$ || exit 1"
+else
+    skip "ipc: /dev/mqueue inside shows the sandbox's own queues" "the host has no /dev/mqueue"
+fi
+
+done_testing
