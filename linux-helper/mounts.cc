@@ -272,6 +272,28 @@ std::string lock_holder(int fd) {
     return {};
 }
 
+// Where no placeholder can be made, whether the command could still create
+// the name itself.  It has the helper's uid and no capability: not on a
+// read-only filesystem, nor (EACCES) in a directory of another user, whose
+// mode it cannot change; but in a directory of its own (mode 0555, say) it
+// can chmod the directory and then create the name.
+bool could_create(const Fd& dir, int err) {
+    if (err == EROFS) return false;
+    if (err != EACCES) return true;  // EPERM (no symlinks on this filesystem), and any other
+    struct stat st {};
+    return ::fstat(dir.get(), &st) != 0 || st.st_uid == ::geteuid();
+}
+
+[[noreturn]] void fail_missing_placeholder(const std::string& path, int err) {
+    const std::string parent = parent_of(path), name = name_of(path);
+    const std::string reason = "the protected path " + path + " is missing and cannot be held read-only: its placeholder cannot be made (" +
+                               std::strerror(err) + ")";
+    if (err == EACCES)
+        fail(kStep, reason + ", and the command, which owns " + parent + ", could make it writable and create " + name,
+             "make the directory writable (chmod u+w " + parent + "), or --unprotect " + name);
+    fail(kStep, reason + ", so the command could create it", "--unprotect " + name + ", or use a workspace on a filesystem with symlinks");
+}
+
 }  // namespace
 
 Fd open_exact(const std::string& path, int flags) {
@@ -323,33 +345,37 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
         }
         roots_.push_back({root.path, identity_of(fd, root.path)});
     }
-    for (const auto& root : policy.writable) {
-        if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; }))
-            continue;
-        for (const auto& path : root.protected_paths) {
-            const bool inside = std::any_of(roots_.begin(), roots_.end(),
-                                            [&](const Root& r) { return is_under(path, r.path); });
-            if (!inside) continue;  // already read-only
-            if (std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.path == path; }))
+    // Should a later name be refused, the placeholders made so far go too.
+    try {
+        for (const auto& root : policy.writable) {
+            if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; }))
                 continue;
-            // Before looking: no run removes placeholders meanwhile.
-            const Directory& dir = lock_directory(parent_of(path));
-            const std::string name = name_of(path);
-            // Made where the name is missing; EEXIST (which comes before any
-            // permission error) where it exists.
-            if (::symlinkat(kPlaceholderTarget, dir.lock.get(), name.c_str()) == 0) {
-                // Ours, just made (pid 1 checks it again before pinning it).
-                entries_.push_back({path, true, dir.id});
-                continue;
+            for (const auto& path : root.protected_paths) {
+                const bool inside = std::any_of(roots_.begin(), roots_.end(),
+                                                [&](const Root& r) { return is_under(path, r.path); });
+                if (!inside) continue;  // already read-only
+                if (std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.path == path; }))
+                    continue;
+                // Before looking: no run removes placeholders meanwhile.
+                const Directory& dir = lock_directory(parent_of(path));
+                const std::string name = name_of(path);
+                // Made where the name is missing; EEXIST (which comes before any
+                // permission error) where it exists.
+                if (::symlinkat(kPlaceholderTarget, dir.lock.get(), name.c_str()) == 0) {
+                    // Ours, just made (pid 1 checks it again before pinning it).
+                    entries_.push_back({path, true, dir.id});
+                    continue;
+                }
+                if (const int err = errno; err != EEXIST) {
+                    if (!could_create(dir.lock, err)) continue;
+                    fail_missing_placeholder(path, err);
+                }
+                entries_.push_back({path, is_placeholder(dir.lock, name), dir.id});
             }
-            if (errno != EEXIST) {
-                // The command has our uid and no capability: it cannot create it either.
-                if (errno == EACCES || errno == EPERM || errno == EROFS) continue;
-                fail_errno(kStep, "creating the placeholder " + path,
-                           "create the parent directory, or --unprotect the name");
-            }
-            entries_.push_back({path, is_placeholder(dir.lock, name), dir.id});
         }
+    } catch (...) {
+        remove_placeholders(false);
+        throw;
     }
 }
 

@@ -52,4 +52,27 @@ else
     skip "ipc: /dev/mqueue inside shows the sandbox's own queues" "the host has no /dev/mqueue"
 fi
 
+# --- 3. Protected names where no placeholder can be made ---------------------
+w=$d/w555
+mkdir "$w"
+chmod 555 "$w"
+"$SBX" run -p workspace-write -C "$w" -- \
+    sh -c 'chmod u+w . && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit' >/dev/null 2>"$d/err"
+rc=$?
+if [ -n "$unprivileged" ]; then
+    is "0555 root: a protected name the sandbox cannot hold is refused (125)" "125" "$rc"
+    is "0555 root: ... with one line and the fix" "1" "$(grep -c '^sbx: .*chmod u+w' "$d/err")"
+else
+    is "0555 root: root makes its placeholders there, and the command fails" "1" "$rc"
+fi
+is "0555 root: no .git was created" "" "$(protected_names_in "$w")"
+chmod 755 "$w"
+if [ -n "$unprivileged" ]; then
+    # A root of another user that the command cannot write either: runs.
+    ok "a root of another user, which the command cannot change, still runs" \
+        "$SBX" run -p workspace-write -w /usr/share -C "$ws" -- true
+else
+    skip "a root of another user still runs" "needs an unprivileged user"
+fi
+
 done_testing
