@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "landlock.h"
 #include "mounts.h"
 #include "namespaces.h"
@@ -132,13 +134,20 @@ int run(int argc, char** argv) {
 
     const bool filesystem = policy.sandboxed_filesystem();
     const bool limited = policy.network == Network::Limited;
-    if (filesystem || limited) {
-        std::optional<ProtectedPaths> protect;
-        if (filesystem) protect.emplace(policy);
+    const std::optional<std::uint64_t> processes = policy.limits.processes;
+    if (filesystem || limited || processes) {
         const uid_t uid = ::geteuid();
         const gid_t gid = ::getegid();
+        // The process count: a pids cgroup for root, RLIMIT_NPROC in the
+        // user namespace for everyone else (rlimits.h, cgroup.h).
+        std::optional<PidsCgroup> pids;
+        if (processes && uid == 0) pids.emplace(with_pid1(*processes));
+        std::optional<ProtectedPaths> protect;
+        if (filesystem) protect.emplace(policy);
         auto setup = [&](bool user) {
+            if (pids) pids->enter();
             if (user) map_ids(uid, gid);
+            if (user && processes && !pids) limit_processes_in_user_namespace(*processes);
             if (filesystem) {
                 build_filesystem_view(policy, *protect);
             } else {
@@ -156,11 +165,17 @@ int run(int argc, char** argv) {
             run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, args.command);
         if (status) {
             protect.reset();  // remove the placeholders before ending
+            pids.reset();
             exit_like(*status);
         }
         const char* fix_userns =
             "enable unprivileged user namespaces (sysctl user.max_user_namespaces, "
             "kernel.apparmor_restrict_unprivileged_userns=0)";
+        if (processes)
+            fail("namespaces",
+                 "user namespaces are unavailable, so --limit-procs would count every process of this user on "
+                 "the machine instead of the sandbox's",
+                 std::string(fix_userns) + ", or drop --limit-procs");
         if (limited)
             fail("namespaces", "user namespaces are unavailable, so network 'limited' has no network namespace",
                  std::string(fix_userns) + ", or use --network restricted");

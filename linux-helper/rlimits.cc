@@ -26,9 +26,12 @@ void set_limit(int resource, const std::optional<std::uint64_t>& value, const ch
 void apply_rlimits(const Limits& limits) {
     set_limit(RLIMIT_AS, limits.memory, "--limit-memory");
     set_limit(RLIMIT_CPU, limits.cpu_seconds, "--limit-cpu");
-    set_limit(RLIMIT_NPROC, limits.processes, "--limit-procs");
     set_limit(RLIMIT_FSIZE, limits.file_size, "--limit-file-size");
     set_limit(RLIMIT_NOFILE, limits.open_files, "--limit-open-files");
+}
+
+void limit_processes_in_user_namespace(std::uint64_t processes) {
+    set_limit(RLIMIT_NPROC, with_pid1(processes), "--limit-procs");
 }
 
 }  // namespace sbx::helper

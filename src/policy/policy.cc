@@ -212,6 +212,11 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
             "-p external-sandbox -n {} to restrict only the network",
             in.network_source, to_string(p.network), to_string(p.network)));
     }
+    if (p.mode == Mode::DangerFullAccess && in.limits != Limits{}) {
+        throw Error(
+            "limits: danger-full-access has no sandbox, so the --limit-* limits cannot be enforced; use "
+            "-p external-sandbox -n full to apply only the limits");
+    }
 
     const auto ws = in.workspace.value_or(PolicyInput::SourcedPath{env.cwd, "cwd"});
     p.workspace = resolve_dir(ws.path, env, ws.source);

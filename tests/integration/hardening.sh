@@ -75,4 +75,19 @@ else
     skip "a root of another user still runs" "needs an unprivileged user"
 fi
 
+# --- 6. --limit-procs counts the sandbox's processes, and only them ---------
+forks() { "$SBX" run "$@" -- $python "$here/progs/forks.py" 40; }
+is "limit-procs 8: the command and 7 children, not 40" "7" "$(forks --limit-procs 8 -p workspace-write -C "$ws")"
+is "limit-procs 3 under external-sandbox" "2" "$(forks --limit-procs 3 -p external-sandbox)"
+# Other processes of the same user on the machine do not count.
+for _ in 1 2 3 4 5 6 7 8 9 10; do sleep 600 & done
+is "limit-procs 8 with 10 other processes of this user running" "7" "$(forks --limit-procs 8)"
+kill $(jobs -p) 2>/dev/null
+wait 2>/dev/null
+"$SBX" run -p danger-full-access --limit-procs 3 -- true 2>"$d/err"
+is "limits under danger-full-access are refused (125)" "125" "$?"
+is "... naming external-sandbox" "1" "$(grep -c 'external-sandbox' "$d/err")"
+is "limit-open-files holds: the command cannot raise it" "fail 64" \
+    "$("$SBX" run --limit-open-files 64 -- sh -c 'ulimit -n 1024 2>/dev/null && echo raised || echo fail; ulimit -n' | tr '\n' ' ' | sed 's/ $//')"
+
 done_testing

@@ -92,6 +92,17 @@ TEST_CASE("danger-full-access with a restricted or limited network is refused, p
     }
 }
 
+TEST_CASE("danger-full-access with a limit is refused: it has no sandbox to enforce it") {
+    FakeFs fs = machine();
+    PolicyInput in = input(Mode::DangerFullAccess, Network::Full);
+    in.limits.processes = 8;
+    CHECK_THROWS_WITH(resolve(in, fs.env("/work/repo")),
+                      Catch::StartsWith("limits: danger-full-access has no sandbox") &&
+                          Catch::Contains("-p external-sandbox -n full"));
+    in.mode = Mode::ExternalSandbox;
+    CHECK(resolve(in, fs.env("/work/repo")).limits.processes == 8U);
+}
+
 TEST_CASE("workspace-write: protected names at the top of every writable root, existing or not") {
     FakeFs fs = machine();
     fs.dir("/work/repo/.git/hooks");
