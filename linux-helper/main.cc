@@ -20,6 +20,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "inherited_fds.h"
 #include "landlock.h"
 #include "mounts.h"
 #include "namespaces.h"
@@ -106,6 +107,9 @@ Args parse_args(int argc, char** argv) {
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
     drop_capabilities();
+    // In the view, without capabilities, before Landlock (a terminal reopened
+    // after it would lose its ioctls): as the command would open them.
+    if (mount_layer) reopen_stdio_in_view();
     set_no_new_privs();
     apply_landlock(policy, mount_layer);
     return install_seccomp(policy);
@@ -144,6 +148,7 @@ int run(int argc, char** argv) {
         if (processes && uid == 0) pids.emplace(with_pid1(*processes));
         std::optional<ProtectedPaths> protect;
         if (filesystem) protect.emplace(policy);
+        OutputRelays relays(filesystem);
         auto setup = [&](bool user) {
             if (pids) pids->enter();
             if (user) map_ids(uid, gid);
@@ -156,13 +161,17 @@ int run(int argc, char** argv) {
             mount_namespace_filesystems(filesystem);
             if (limited) bring_up_loopback();
         };
-        auto prepare = [&]() { return apply_process_layers(policy, command_cwd, filesystem); };
+        auto prepare = [&]() {
+            relays.attach();
+            return apply_process_layers(policy, command_cwd, filesystem);
+        };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
         const std::optional<int> status =
-            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, args.command);
+            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, relays,
+                           args.command);
         if (status) {
             protect.reset();  // remove the placeholders before ending
             pids.reset();

@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "namespaces.h"
 #include "util.h"
@@ -294,7 +295,7 @@ bool helper_gone(int status_pipe) {
 
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool)>& setup,
                                   const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  char* const* argv) {
+                                  OutputRelays& relays, char* const* argv) {
     const sigset_t watched = watched_signals();
     sigset_t original;
     if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
@@ -315,6 +316,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     const pid_t pid1 = child.pid;
     status_write.reset();
+    relays.close_write_ends();
     Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
     if (!signals.valid()) fail_errno("pid 1", "signalfd");
     std::optional<int> command_status;
@@ -343,12 +345,18 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     };
     bool reports = true;
     int pid1_status = 0;
+    // The signals, pid 1's reports, then the relays' pipes (-1 once ended).
+    std::vector<pollfd> fds(2 + relays.size());
+    for (std::size_t i = 0; i < relays.size(); ++i) fds[2 + i] = {relays.read_end(i), POLLIN, 0};
     for (bool pid1_done = false; !pid1_done;) {
-        pollfd fds[2] = {{signals.get(), POLLIN, 0}, {reports ? status_read.get() : -1, POLLIN, 0}};
-        if (::poll(fds, 2, -1) < 0) {
+        fds[0] = {signals.get(), POLLIN, 0};
+        fds[1] = {reports ? status_read.get() : -1, POLLIN, 0};
+        if (::poll(fds.data(), fds.size(), -1) < 0) {
             if (errno == EINTR) continue;
             fail_errno("pid 1", "poll");
         }
+        for (std::size_t i = 0; i < relays.size(); ++i)
+            if (fds[2 + i].revents != 0 && !relays.pump(i)) fds[2 + i].fd = -1;
         if (fds[1].revents != 0) reports = take_report();
         if (!(fds[0].revents & POLLIN)) continue;
         signalfd_siginfo info[8];
@@ -366,6 +374,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     signals.reset();
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
+    relays.drain();  // the sandbox is gone: so are the pipes' writers
     while (reports && take_report()) {
     }
     return command_status ? *command_status : pid1_status;

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "fd.h"
+#include "inherited_fds.h"
 #include "namespaces.h"
 
 namespace sbx::helper {
@@ -31,10 +32,12 @@ using PrepareCommand = std::function<Fd()>;
 // command's wait status (or pid 1's, when it failed before the command ran),
 // or nullopt, without forking, when user namespaces are unavailable.  Should
 // the helper die first (SIGKILL), pid 1 kills the rest of the sandbox, runs
-// abandoned (the helper's cleanup, from inside the sandbox) and ends.
+// abandoned (the helper's cleanup, from inside the sandbox) and ends.  While
+// the sandbox runs, the helper copies what the command writes to relays
+// (inherited_fds.h) to the caller's files, and the rest once it has ended.
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,
                                   const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  char* const* argv);
+                                  OutputRelays& relays, char* const* argv);
 
 // execvp, then exit 127 (not found) or 126 (cannot be executed).
 [[noreturn]] void exec_command(char* const* argv);

@@ -52,6 +52,94 @@ else
     skip "ipc: /dev/mqueue inside shows the sandbox's own queues" "the host has no /dev/mqueue"
 fi
 
+# --- 2. Inherited descriptors refer to the sandbox's view -------------------
+times() { stat -c '%a %Y %Z' "$1"; }
+echo content > "$host/f"
+chmod 644 "$host/f"
+touch -d '2020-01-01 00:00:00' "$host/f"
+before=$(times "$host/f")
+for mode in read-only workspace-write; do
+    ro() { "$SBX" run -p $mode -C "$ws" -- "$@" < "$host/f"; }
+    not_ok "fds $mode: chmod of /proc/self/fd/0 (a file outside the roots) is refused" ro chmod 666 /proc/self/fd/0
+    not_ok "fds $mode: fchmod of stdin is refused" ro $python -c 'import os; os.fchmod(0, 0o666)'
+    not_ok "fds $mode: futimens of stdin is refused" ro $python -c 'import os; os.utime(0, (0, 0))'
+    not_ok "fds $mode: utimes through /proc/self/fd/0 is refused" ro touch -d 2001-01-01 /proc/self/fd/0
+    not_ok "fds $mode: fsetxattr of stdin is refused" ro $python -c 'import os; os.setxattr(0, "user.sbx", b"1")'
+    not_ok "fds $mode: chgrp of /proc/self/fd/0 is refused" ro chgrp "$(id -g)" /proc/self/fd/0
+done
+is "fds: the file's mode, mtime and ctime are unchanged" "$before" "$(times "$host/f")"
+is "fds: the file has no xattr" "" "$(getfattr --absolute-names -d "$host/f" 2>/dev/null | grep -v '^#' | grep . || true)"
+
+mkdir -p "$host/d/sub"
+echo x > "$host/d/sub/x"
+chmod 644 "$host/d/sub/x"
+not_ok "fds: with a directory on stdin, .. does not reach the host's mounts" \
+    "$SBX" run -p read-only -- sh -c 'chmod 600 /proc/self/fd/0/../d/sub/x' < "$host/d"
+not_ok "fds: nor does the directory itself" \
+    "$SBX" run -p read-only -- sh -c 'chmod 600 /proc/self/fd/0/sub/x' < "$host/d"
+is "fds: the file under the directory keeps its mode" "644" "$(stat -c %a "$host/d/sub/x")"
+
+mkdir -p "$ws/.git/hooks"
+(cd "$d" && "$SBX" run -p workspace-write -C ws -- \
+    sh -c 'echo evil > /proc/self/fd/0/ws/.git/hooks/pre-commit' < . ) >/dev/null 2>&1
+is "fds: a protected name is not writable through a directory on stdin" "<missing>" \
+    "$(cat "$ws/.git/hooks/pre-commit" 2>/dev/null || echo '<missing>')"
+"$SBX" run -p workspace-write -C "$ws" -- sh -c 'echo evil > /proc/self/fd/0/.git/hooks/pre-commit' \
+    < "$ws" >/dev/null 2>&1
+is "fds: nor through the workspace itself on stdin" "<missing>" \
+    "$(cat "$ws/.git/hooks/pre-commit" 2>/dev/null || echo '<missing>')"
+
+# The helper run directly (as Codex runs it) with stdout and stderr on a file
+# outside the writable roots: the command gets the writes, not the file.
+: > "$host/log"
+chmod 644 "$host/log"
+touch -d '2020-01-01 00:00:00' "$host/log"
+helper_ww() {
+    "$SBX_LINUX_SANDBOX_EXE" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write"}' -- "$@"
+}
+helper_ww sh -c 'chmod 666 /proc/self/fd/1; touch -d 2001-01-01 /proc/self/fd/2
+    python3 -c "import os; os.fchmod(1, 0o666); os.utime(2, (0, 0))"' >> "$host/log" 2>&1
+is "fds: stdout and stderr on a file outside the roots: its mode and mtime are unchanged" \
+    "644 1577836800 0" "$(stat -c '%a %Y %s' "$host/log")"
+helper_ww sh -c 'echo written; echo also >&2; echo end' > "$host/log" 2>&1
+is "fds: ... the command ran" "0" "$?"
+is "fds: ... and its writes reached the file, in order" "written also end" \
+    "$(tr '\n' ' ' < "$host/log" | sed 's/ $//')"
+{ echo before; helper_ww echo inside; echo after; } > "$host/log"
+is "fds: ... at the caller's offset" "before inside after" "$(tr '\n' ' ' < "$host/log" | sed 's/ $//')"
+: > "$host/rw"
+"$SBX_LINUX_SANDBOX_EXE" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"read-only"}' -- true <> "$host/rw" \
+    2>"$d/err"
+is "fds: stdin open for reading and writing on a file outside the roots is refused (125)" "125" "$?"
+is "fds: ... with one line naming it" "1" "$(grep -c "stdio: stdin is $host/rw" "$d/err")"
+
+# What must keep working: the offset, a shared description, FIFOs, heredocs.
+printf 'a\nb\nc\n' > "$host/lines"
+is "fds: stdin's offset is carried over" "b c" \
+    "$( { read -r _; "$SBX" run -p read-only -- cat; } < "$host/lines" | tr '\n' ' ' | sed 's/ $//')"
+"$SBX_LINUX_SANDBOX_EXE" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write"}' -- \
+    sh -c 'echo one; echo two >&2; echo three' > "$ws/log" 2>&1
+is "fds: >log 2>&1 still shares one offset" "one two three" "$(tr '\n' ' ' < "$ws/log" | sed 's/ $//')"
+mkfifo "$host/fifo"
+chmod 644 "$host/fifo"
+(echo through-fifo > "$host/fifo") &
+is "fds: a named FIFO on stdin is read" "through-fifo" \
+    "$("$SBX" run -p read-only -- sh -c 'chmod 666 /proc/self/fd/0 2>/dev/null; cat' < "$host/fifo")"
+wait
+is "fds: ... and its mode is unchanged" "644" "$(stat -c %a "$host/fifo")"
+big=$(head -c 200000 /dev/zero | tr '\0' x)
+is "fds: a heredoc larger than a pipe (a deleted file) still reaches the command" "200001" \
+    "$("$SBX" run -p read-only -- wc -c <<EOF
+$big
+EOF
+)"
+exec 3<"$host/lines"
+ln "$host/lines" "$host/lines-link"
+rm "$host/lines"
+"$SBX" run -p read-only -- cat <&3 >/dev/null 2>"$d/err"
+is "fds: a deleted name of a file that has another name is refused (125)" "125" "$?"
+exec 3<&-
+
 # --- 3. Protected names where no placeholder can be made ---------------------
 w=$d/w555
 mkdir "$w"
