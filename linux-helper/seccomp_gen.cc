@@ -13,6 +13,7 @@
 #include <linux/filter.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <seccomp.h>
@@ -87,6 +89,68 @@ void add(const Ctx& ctx, std::uint32_t action, const Named& call, std::initializ
     if (rc < 0) fail(std::string("cannot add the rule for ") + call.name, -rc);
 }
 
+// Terminal ioctls that change the terminal for other processes or leave a
+// change behind after sbx exits, and that ordinary sandboxed programs do not
+// need.  The inherited terminal is the user's own: a command run in the
+// background of an interactive shell could otherwise inject input (TIOCSTI),
+// send SIGWINCH to the outside foreground job (TIOCSWINSZ), switch the
+// terminal to another line discipline (TIOCSETD), suspend its output
+// (TCXONC with TCOOFF), lock others out of it (TIOCEXCL), redirect the
+// console to it (TIOCCONS), make it its controlling terminal (TIOCSCTTY),
+// hang it up (TIOCVHANGUP), lock its settings (TIOCSLCKTRMIOS) or change
+// the serial line (TIOCSSERIAL).  They are refused on every descriptor, so
+// also on a pseudo-terminal the command opens itself (none can be opened in
+// the sandbox today; were that to change, programs that host others on a pty
+// of their own, such as script, tmux or pexpect, would need TIOCSWINSZ and
+// TIOCSCTTY on it).
+// Deliberately still allowed: termios (TCSETS*) and TIOCSPGRP, which
+// full-screen programs and interactive shells inside need.  A background
+// sandboxed job that ignores SIGTTOU can therefore still change termios or
+// take the foreground, like any background job; the later fix is a terminal
+// of the sandbox's own.
+constexpr unsigned long kDeniedIoctls[] = {
+    TIOCSTI,  TIOCLINUX, TIOCSETD,    TIOCSWINSZ,     TIOCEXCL, TIOCNXCL,
+    TIOCCONS, TIOCSCTTY, TIOCVHANGUP, TIOCSLCKTRMIOS, TCXONC,   TIOCSSERIAL,
+};
+
+// No file may leave the sandbox with the setuid or setgid bit (SPEC section
+// 5): every call that sets a file's mode is refused when the mode has
+// S_ISUID or S_ISGID.  Only those bits are compared, so the upper half of
+// the argument (the kernel takes an unsigned int or umode_t) does not
+// matter.  The siblings need no rule: chown cannot set either bit (on a
+// file it clears S_ISUID, and S_ISGID with group execute), mkdir keeps only
+// the permission and sticky bits (a set-group-ID directory is inherited
+// from its parent), a hard link cannot cross from another mount into a
+// writable root, a file capability (security.capability) needs CAP_SETFCAP,
+// which the command does not have, and io_uring's open is refused with
+// io_uring itself.
+constexpr std::uint64_t kSetidBits[] = {S_ISUID, S_ISGID};
+// The kernel's __O_TMPFILE bit alone: the C library's O_TMPFILE (and its
+// __O_TMPFILE) include O_DIRECTORY.
+constexpr std::uint64_t kTmpfileBit = 020000000;
+static_assert((O_TMPFILE & kTmpfileBit) == kTmpfileBit && (O_TMPFILE & ~kTmpfileBit) == O_DIRECTORY);
+
+void deny_setid_modes(const Ctx& ctx) {
+    // Calls whose mode is always used: the argument index of the mode.
+    const std::pair<Named, unsigned> always[] = {
+        {{"chmod", SYS_chmod}, 1},     {{"fchmod", SYS_fchmod}, 1}, {{"fchmodat", SYS_fchmodat}, 2},
+        {{"fchmodat2", 452}, 2},       {{"creat", SYS_creat}, 1},   {{"mknod", SYS_mknod}, 1},
+        {{"mknodat", SYS_mknodat}, 2},
+    };
+    for (const auto& [call, mode] : always)
+        for (std::uint64_t bit : kSetidBits) add(ctx, kDeny, call, {SCMP_CMP(mode, SCMP_CMP_MASKED_EQ, bit, bit)});
+    // open and openat use the mode only when they create a file: with
+    // O_CREAT, or O_TMPFILE (which linkat can then give a name).  Without
+    // them the mode is whatever was in the register, so it is not looked at.
+    const std::pair<Named, unsigned> creating[] = {{{"open", SYS_open}, 1}, {{"openat", SYS_openat}, 2}};
+    for (const auto& [call, flags] : creating)
+        for (std::uint64_t create : {std::uint64_t{O_CREAT}, kTmpfileBit})
+            for (std::uint64_t bit : kSetidBits)
+                add(ctx, kDeny, call,
+                    {SCMP_CMP(flags, SCMP_CMP_MASKED_EQ, create, create),
+                     SCMP_CMP(flags + 1, SCMP_CMP_MASKED_EQ, bit, bit)});
+}
+
 // AF_UNIX sockets of any type but STREAM and SEQPACKET (DGRAM, and RAW, which
 // the kernel turns into DGRAM) are refused, for socket() and socketpair().
 void deny_unix_datagrams(const Ctx& ctx, const Named& call) {
@@ -119,8 +183,16 @@ Ctx build(Network network) {
     const Named ioctl_call{"ioctl", SYS_ioctl};
     // The kernel compares the request as an unsigned int: mask the upper half
     // or TIOCSTI|1<<32 gets through.
-    add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, TIOCSTI)});
-    add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, TIOCLINUX)});
+    for (unsigned long request : kDeniedIoctls)
+        add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, request)});
+
+    deny_setid_modes(ctx);
+    // openat2 carries its flags and mode in a struct open_how that BPF cannot
+    // read, so a setuid mode there could not be seen: it fails with ENOSYS,
+    // as on kernels before 5.6, and callers fall back to openat, whose mode
+    // the rules above check.  (The helper's own openat2 calls come before
+    // the filter, or in pid 1, which is not under it.)
+    add(ctx, SCMP_ACT_ERRNO(ENOSYS), Named{"openat2", 437});
 
     const Named socket_call{"socket", SYS_socket};
     const Named socketpair_call{"socketpair", SYS_socketpair};

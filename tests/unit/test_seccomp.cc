@@ -4,20 +4,26 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <functional>
 
 #include "network.h"
@@ -64,6 +70,12 @@ int close_ok(int fd) {
 }
 
 const Network kAll[] = {Network::Restricted, Network::Limited, Network::Full};
+
+mode_t current_umask() {
+    mode_t mask = ::umask(022);
+    ::umask(mask);
+    return mask;
+}
 
 }  // namespace
 
@@ -115,6 +127,136 @@ TEST_CASE("seccomp: TIOCSTI and TIOCLINUX fail with EPERM, also with bits above 
                   return static_cast<long>(::ioctl(fd, FIONREAD, &v));
               }) != EPERM);
     }
+}
+
+TEST_CASE("seccomp: terminal ioctls that reach others or outlive the run fail with EPERM") {
+    // Unfiltered, each gives ENOTTY on /dev/null (checked here).
+    const unsigned long denied[] = {TIOCSETD, TIOCSWINSZ,  TIOCEXCL, TIOCNXCL,       TIOCCONS,
+                                    TIOCSCTTY, TIOCVHANGUP, TCXONC,  TIOCSLCKTRMIOS, TIOCSSERIAL};
+    for (unsigned long request : denied) {
+        CAPTURE(request);
+        int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        REQUIRE(fd >= 0);
+        int arg = 0;
+        CHECK((::ioctl(fd, request, &arg) == -1 && errno == ENOTTY));
+        ::close(fd);
+    }
+    for (Network n : kAll) {
+        CAPTURE(sbx::to_string(n));
+        for (unsigned long request : denied) {
+            for (unsigned long high : {0UL, 1UL << 32}) {
+                CAPTURE(request, high);
+                CHECK(errno_of(n, [&] {
+                          int fd = ::open("/dev/null", O_RDONLY);
+                          int arg = 0;
+                          return ::syscall(SYS_ioctl, fd, request | high, &arg);
+                      }) == EPERM);
+            }
+        }
+        // termios, the window size read and TIOCSPGRP's sibling TIOCGPGRP
+        // stay allowed, on a pseudo-terminal of the command's own.
+        CHECK(errno_of(n, [] {
+                  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+                  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return -1L;
+                  int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+                  termios t{};
+                  winsize ws{};
+                  if (slave < 0 || ::tcgetattr(slave, &t) != 0) return -1L;
+                  t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+                  if (::tcsetattr(slave, TCSANOW, &t) != 0) return -1L;
+                  return static_cast<long>(::ioctl(slave, TIOCGWINSZ, &ws));
+              }) == 0);
+    }
+}
+
+namespace {
+
+// A fresh directory for files made under the filter, removed at the end.
+struct ScratchDir {
+    std::string path;
+    ScratchDir() {
+        char tmpl[] = "/tmp/sbx-test-seccomp.XXXXXX";
+        REQUIRE(::mkdtemp(tmpl) != nullptr);
+        path = tmpl;
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// The mode bits of PATH, or -1 when it does not exist.
+long mode_of(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return -1;
+    return static_cast<long>(st.st_mode & 07777);
+}
+
+}  // namespace
+
+TEST_CASE("seccomp: no call can set S_ISUID or S_ISGID on a file, in every mode") {
+    ScratchDir dir;
+    const std::string file = dir.path + "/f";
+    const std::string made = dir.path + "/new";
+    const int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    const char* f = file.c_str();
+    const char* m = made.c_str();
+    // Control: unfiltered, the calls set the bits.
+    REQUIRE(::chmod(f, 06755) == 0);
+    CHECK(mode_of(file) == 06755);
+    REQUIRE(::chmod(f, 0644) == 0);
+
+    for (Network n : kAll) {
+        CAPTURE(sbx::to_string(n));
+        // With the upper half set too: the kernel truncates the mode.
+        for (unsigned long mode : {04755UL, 02755UL, 06000UL, 04000UL | (1UL << 32), 02644UL | (7UL << 40)}) {
+            CAPTURE(mode);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_chmod, f, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] {
+                      int fd2 = ::open(f, O_RDONLY);
+                      return ::syscall(SYS_fchmod, fd2, mode);
+                  }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_fchmodat, AT_FDCWD, f, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(452 /* fchmodat2 */, AT_FDCWD, f, mode, 0); }) == EPERM);
+            CHECK(mode_of(file) == 0644);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_creat, m, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_open, m, O_CREAT | O_WRONLY, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_open, m, O_CREAT | O_EXCL | O_RDWR, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_openat, AT_FDCWD, m, O_CREAT | O_WRONLY, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_mknod, m, S_IFREG | mode, 0); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_mknodat, AT_FDCWD, m, S_IFREG | mode, 0); }) == EPERM);
+            CHECK(mode_of(made) == -1);
+            // O_TMPFILE (an unnamed file that linkat can name later).
+            const char* d = dir.path.c_str();
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_open, d, O_TMPFILE | O_WRONLY, mode); }) == EPERM);
+            CHECK(errno_of(n, [&] { return ::syscall(SYS_openat, AT_FDCWD, d, O_TMPFILE | O_RDWR, mode); }) == EPERM);
+        }
+        // Ordinary modes work; so does an open that creates nothing, whatever
+        // is in its mode register.
+        CHECK(errno_of(n, [&] { return ::syscall(SYS_chmod, f, 0755); }) == 0);
+        CHECK(errno_of(n, [&] { return ::syscall(SYS_fchmodat, AT_FDCWD, f, 01777); }) == 0);
+        CHECK(mode_of(file) == 01777);
+        CHECK(errno_of(n, [&] { return ::syscall(SYS_chmod, f, 0644); }) == 0);
+        auto opened = [](long fd) { return static_cast<long>(close_ok(static_cast<int>(fd))); };
+        CHECK(errno_of(n, [&] { return opened(::open(m, O_CREAT | O_WRONLY, 0755)); }) == 0);
+        CHECK(mode_of(made) == (0755 & ~current_umask()));
+        CHECK(errno_of(n, [&] { return opened(::syscall(SYS_open, m, O_RDONLY, 06755)); }) == 0);
+        CHECK(errno_of(n, [&] { return opened(::syscall(SYS_openat, AT_FDCWD, m, O_RDONLY, 06755)); }) == 0);
+        CHECK(errno_of(n, [&] { return opened(::syscall(SYS_open, dir.path.c_str(), O_TMPFILE | O_WRONLY, 0600)); }) ==
+              0);
+        REQUIRE(::unlink(m) == 0);
+        // openat2 is not there (its mode is in a struct BPF cannot read).
+        CHECK(errno_of(n, [&] {
+                  open_how how{};
+                  how.flags = O_RDONLY;
+                  return ::syscall(437 /* openat2 */, AT_FDCWD, f, &how, sizeof how);
+              }) == ENOSYS);
+    }
+    CHECK(mode_of(file) == 0644);
 }
 
 TEST_CASE("seccomp: syscalls through another ABI kill the process") {
