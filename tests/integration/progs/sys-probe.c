@@ -13,6 +13,14 @@
  *   x32                   getpid through the x32 ABI (bit 30 of the number)
  *   mount DIR             mount a tmpfs on DIR
  *   umount DIR            umount2 DIR
+ *   create PATH MODE      open(PATH, O_CREAT|O_EXCL|O_WRONLY, MODE) (MODE in octal)
+ *   tmpfile DIR PATH MODE open(DIR, O_TMPFILE|O_WRONLY, MODE), then linkat it to PATH
+ *   mknod PATH MODE       mknod(PATH, S_IFREG|MODE, 0)
+ *   fchmodat2 PATH MODE   fchmodat2(AT_FDCWD, PATH, MODE, 0) (syscall 452)
+ *   openat2 PATH          openat2(AT_FDCWD, PATH, {O_RDONLY}) (syscall 437)
+ *   tty winsz|setd|ooff|excl
+ *                         on stdin (give it a terminal): TIOCSWINSZ to 50x132,
+ *                         TIOCSETD to N_NULL (27), TCXONC(TCOOFF), TIOCEXCL
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,9 +33,11 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 static int result(long rc) {
@@ -121,6 +131,43 @@ int main(int argc, char **argv) {
     if (strcmp(what, "x32") == 0) return result(syscall(0x40000000L | SYS_getpid));
     if (strcmp(what, "mount") == 0 && argc == 3) return result(mount("none", argv[2], "tmpfs", 0, NULL));
     if (strcmp(what, "umount") == 0 && argc == 3) return result(umount2(argv[2], MNT_DETACH));
+    if (strcmp(what, "create") == 0 && argc == 4) {
+        int fd = open(argv[2], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, (mode_t)strtoul(argv[3], NULL, 8));
+        if (fd >= 0) close(fd);
+        return result(fd);
+    }
+    if (strcmp(what, "tmpfile") == 0 && argc == 5) {
+        int fd = open(argv[2], O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)strtoul(argv[4], NULL, 8));
+        if (fd < 0) return result(-1);
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        return result(linkat(AT_FDCWD, self, AT_FDCWD, argv[3], AT_SYMLINK_FOLLOW));
+    }
+    if (strcmp(what, "mknod") == 0 && argc == 4)
+        return result(mknod(argv[2], S_IFREG | (mode_t)strtoul(argv[3], NULL, 8), 0));
+    if (strcmp(what, "fchmodat2") == 0 && argc == 4)
+        return result(syscall(452, AT_FDCWD, argv[2], strtoul(argv[3], NULL, 8), 0));
+    if (strcmp(what, "openat2") == 0 && argc == 3) {
+        struct {
+            uint64_t flags, mode, resolve;
+        } how = {O_RDONLY | O_CLOEXEC, 0, 0};
+        long fd = syscall(437, AT_FDCWD, argv[2], &how, sizeof how);
+        if (fd >= 0) close((int)fd);
+        return result(fd);
+    }
+    if (strcmp(what, "tty") == 0 && argc == 3) {
+        const char *op = argv[2];
+        if (strcmp(op, "winsz") == 0) {
+            struct winsize ws = {50, 132, 0, 0};
+            return result(ioctl(0, TIOCSWINSZ, &ws));
+        }
+        if (strcmp(op, "setd") == 0) {
+            int disc = 27; /* N_NULL */
+            return result(ioctl(0, TIOCSETD, &disc));
+        }
+        if (strcmp(op, "ooff") == 0) return result(ioctl(0, TCXONC, (unsigned long)TCOOFF));
+        if (strcmp(op, "excl") == 0) return result(ioctl(0, TIOCEXCL));
+    }
     fprintf(stderr, "usage: see the comment at the top of sys-probe.c\n");
     return 2;
 }
