@@ -89,6 +89,29 @@ is "fds: a protected name is not writable through a directory on stdin" "<missin
 is "fds: nor through the workspace itself on stdin" "<missing>" \
     "$(cat "$ws/.git/hooks/pre-commit" 2>/dev/null || echo '<missing>')"
 
+# A terminal on stdin: the command cannot make the user's terminal writable
+# for everyone (the previous binaries left it crw-rw-rw-).
+tty_mode_after() {
+    "$python" - "$@" <<'PY'
+import os, pty, stat, subprocess, sys
+master, slave = pty.openpty()
+name = os.ttyname(slave)
+os.chmod(name, 0o600)
+subprocess.run(sys.argv[1:], stdin=slave, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(oct(stat.S_IMODE(os.stat(name).st_mode)))
+PY
+}
+is "fds: chmod of a terminal on stdin is refused, its mode unchanged" "0o600" \
+    "$(tty_mode_after "$SBX" run -p read-only -- chmod 666 /proc/self/fd/0)"
+is "fds: ... and through fchmod" "0o600" \
+    "$(tty_mode_after "$SBX" run -p workspace-write -C "$ws" -- $python -c 'import os; os.fchmod(0, 0o666)')"
+ok "fds: the terminal still works for the command (isatty, a termios read)" \
+    "$python" -c '
+import os, pty, subprocess, sys
+master, slave = pty.openpty()
+sys.exit(subprocess.run([sys.argv[1], "run", "-p", "read-only", "--", "sh", "-c", "test -t 0 && stty -g"],
+                        stdin=slave, stdout=subprocess.DEVNULL).returncode)' "$SBX"
+
 # The helper run directly (as Codex runs it) with stdout and stderr on a file
 # outside the writable roots: the command gets the writes, not the file.
 : > "$host/log"
