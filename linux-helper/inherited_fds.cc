@@ -26,7 +26,7 @@ constexpr int kKeptFlags = O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT;
 
 struct Inherited {
     struct stat st {};
-    std::string path;  // "" where it stays as it is
+    std::string path;  // as /proc/self/fd names it
     int flags = 0;
     int shares = -1;   // an earlier descriptor of the same description
 };
@@ -40,13 +40,15 @@ std::string link_of(int fd) {
     return std::string(target, static_cast<std::size_t>(n));
 }
 
-bool same_description(int a, int b, const Inherited& x, const Inherited& y) {
+// Whether descriptors a and b share one open file description (`>log 2>&1`).
+bool same_description(int a, int b) {
     const pid_t self = ::getpid();
     const long same = ::syscall(SYS_kcmp, self, self, KCMP_FILE, a, b);
     if (same >= 0) return same == 0;
-    // Without kcmp: the same file, flags and offset.
-    return x.st.st_dev == y.st.st_dev && x.st.st_ino == y.st.st_ino && x.flags == y.flags &&
-           ::lseek(a, 0, SEEK_CUR) == ::lseek(b, 0, SEEK_CUR);
+    // Without kcmp: the same file, status flags and offset.
+    struct stat x {}, y {};
+    return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino &&
+           ::fcntl(a, F_GETFL) == ::fcntl(b, F_GETFL) && ::lseek(a, 0, SEEK_CUR) == ::lseek(b, 0, SEEK_CUR);
 }
 
 [[noreturn]] void refuse(int fd, const Inherited& in, const std::string& why) {
@@ -79,7 +81,9 @@ Fd reopen(int fd, const Inherited& in) {
     return again;
 }
 
-bool writable_file(int fd, struct stat& st) {
+// A regular file open for writing.
+bool writable_file(int fd) {
+    struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     const int flags = ::fcntl(fd, F_GETFL);
     return flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_RDONLY;
@@ -89,18 +93,15 @@ bool writable_file(int fd, struct stat& st) {
 
 OutputRelays::OutputRelays(bool view) {
     if (!view) return;
-    struct stat out {}, err {};
-    const bool relay_out = writable_file(STDOUT_FILENO, out);
-    const bool relay_err = writable_file(STDERR_FILENO, err);
+    const bool relay_out = writable_file(STDOUT_FILENO);
+    const bool relay_err = writable_file(STDERR_FILENO);
     if (!relay_out && !relay_err) return;
     auto add = [&](std::vector<int> targets) {
         int ends[2];
         if (::pipe2(ends, O_CLOEXEC) != 0) fail_errno(kStep, "pipe for " + std::string(kNames[targets[0]]));
-        relays_.push_back({Fd(ends[0]), Fd(ends[1]), std::move(targets), 0});
-        relays_.back().file = relays_.back().targets[0];
+        relays_.push_back({Fd(ends[0]), Fd(ends[1]), std::move(targets)});
     };
-    const pid_t self = ::getpid();
-    if (relay_out && relay_err && ::syscall(SYS_kcmp, self, self, KCMP_FILE, 1, 2) == 0) {
+    if (relay_out && relay_err && same_description(STDOUT_FILENO, STDERR_FILENO)) {
         add({STDOUT_FILENO, STDERR_FILENO});
         return;
     }
@@ -123,7 +124,7 @@ bool OutputRelays::pump(std::size_t i) const {
     const ssize_t n = ::read(relays_[i].read.get(), buf, sizeof buf);
     if (n < 0) return errno == EINTR || errno == EAGAIN;
     if (n == 0) return false;
-    write_all(relays_[i].file, std::string_view(buf, static_cast<std::size_t>(n)));
+    write_all(relays_[i].targets.front(), std::string_view(buf, static_cast<std::size_t>(n)));
     return true;
 }
 
@@ -147,7 +148,7 @@ void reopen_stdio_in_view() {
         in.flags = ::fcntl(fd, F_GETFL);
         if (in.flags < 0) fail_errno(kStep, std::string("fcntl of ") + kNames[fd]);
         for (int earlier = 0; earlier < fd && in.shares < 0; ++earlier)
-            if (inherited[earlier] && same_description(earlier, fd, *inherited[earlier], in)) in.shares = earlier;
+            if (inherited[earlier] && same_description(earlier, fd)) in.shares = earlier;
         inherited[fd] = std::move(in);
     }
     for (int fd = 0; fd < 3; ++fd) {

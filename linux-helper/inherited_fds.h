@@ -53,8 +53,7 @@ public:
 private:
     struct Relay {
         Fd read, write;
-        std::vector<int> targets;  // 1, 2, or both (one description)
-        int file = -1;             // the first target: the caller's file
+        std::vector<int> targets;  // 1, 2, or both (one description): the caller's file
     };
     std::vector<Relay> relays_;
 };
