@@ -13,8 +13,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -85,20 +87,57 @@ private:
 };
 
 // Gives the terminal back to sbx's process group when the command had it
-// (not after the job was continued in the background: the shell has it).
+// (not after the job was continued in the background: the shell has it;
+// nor when the shell took it while sbx was stopped, and sbx ends in the
+// background, continued at its deadline).
 class TerminalGuard {
 public:
     TerminalGuard() = default;
     void took(bool held = true) { took_ = held; }  // false: sbx's group has it (again)
     bool held() const { return took_; }
+    void group(pid_t g) { group_ = g; }
     ~TerminalGuard() {
-        if (took_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
+        if (took_ && (group_ == 0 || ::tcgetpgrp(STDIN_FILENO) == group_))
+            ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
     }
     TerminalGuard(const TerminalGuard&) = delete;
     TerminalGuard& operator=(const TerminalGuard&) = delete;
 
 private:
     bool took_ = false;
+    pid_t group_ = 0;  // the command's process group, once it exists
+};
+
+// A POSIX timer that sends sbx SIGCONT at a time of Clock, so that the
+// deadline (and the end of the drain) holds while sbx is stopped: a SIGCONT
+// continues a stopped process when it is sent, even blocked, and the loop
+// then finds the time passed.  The signalfd tells of it with SI_TIMER.
+// steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux), as the timer's.
+class WakeTimer {
+public:
+    WakeTimer() {
+        sigevent ev{};
+        ev.sigev_notify = SIGEV_SIGNAL;
+        ev.sigev_signo = SIGCONT;
+        if (::timer_create(CLOCK_MONOTONIC, &ev, &id_) != 0)
+            throw Error(fmt::format("cannot create the deadline's timer: {}", std::strerror(errno)));
+    }
+    ~WakeTimer() { ::timer_delete(id_); }
+    WakeTimer(const WakeTimer&) = delete;
+    WakeTimer& operator=(const WakeTimer&) = delete;
+
+    // Fires once at t (at once if t has passed); replaces an earlier time.
+    bool at(Clock::time_point t) {
+        using namespace std::chrono;
+        const auto ns = std::max<std::int64_t>(duration_cast<nanoseconds>(t.time_since_epoch()).count(), 1);
+        itimerspec spec{};
+        spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+        spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+        return ::timer_settime(id_, TIMER_ABSTIME, &spec, nullptr) == 0;
+    }
+
+private:
+    timer_t id_{};
 };
 
 // What the child needs, prepared before the clone so that the child only
@@ -534,6 +573,18 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
 
     TerminalGuard terminal;
     const auto start = Clock::now();
+    const std::optional<Clock::time_point> deadline =
+        opt.timeout ? std::optional(start + *opt.timeout) : std::nullopt;
+    // With a timeout, the timer is armed before the command starts (no
+    // timeout, no timer: the drain after exit makes one if it has to wait).
+    std::optional<WakeTimer> wake;
+    std::optional<Clock::time_point> wake_at;
+    if (deadline) {
+        wake.emplace();
+        if (!wake->at(*deadline))
+            throw Error(fmt::format("cannot arm the deadline's timer: {}", std::strerror(errno)));
+        wake_at = deadline;
+    }
     // The child runs on a stack of its own inside sbx's memory (CLONE_VM)
     // while sbx waits (CLONE_VFORK) until it has exec'd or exited, as
     // posix_spawn does: no page tables are copied and none torn down again.
@@ -545,6 +596,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
 
     // The child made its own process group before exec (CLONE_VFORK: sbx
     // resumes only after that).
+    terminal.group(pid);
     if (setup.take_tty) terminal.took();
     Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) {
@@ -597,8 +649,6 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         return result;
     }
 
-    const std::optional<Clock::time_point> deadline =
-        opt.timeout ? std::optional(start + *opt.timeout) : std::nullopt;
     std::optional<Clock::time_point> drain_until;
     bool exited = false;
     siginfo_t status{};
@@ -611,6 +661,16 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         if (end_by && now >= *end_by) {
             if (!exited) result.timed_out = true;
             break;
+        }
+        // The drain's end holds while sbx is stopped too (best effort: a
+        // timer that cannot be had leaves it to the poll's timeout).
+        if (end_by && end_by != wake_at) {
+            try {
+                if (!wake) wake.emplace();
+                if (wake->at(*end_by)) wake_at = end_by;
+            } catch (const Error&) {
+                wake_at = end_by;
+            }
         }
         // sbx's own streams are watched too: for POLLOUT while a reader there
         // lags behind (the pipes feeding it are not read meanwhile), else
@@ -638,6 +698,9 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
             bool child_died = false;
             while (::read(sigfd.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
                 if (si.ssi_signo == SIGCHLD) child_died = true;
+                // The timer's SIGCONT (the deadline, the drain's end) is no fg
+                // or bg: the loop ends the run without continuing the command.
+                else if (si.ssi_signo == SIGCONT && si.ssi_code == SI_TIMER) continue;
                 else if (si.ssi_signo == SIGCONT && job_control) continue_child(pid, terminal);
                 else ::kill(-pid, static_cast<int>(si.ssi_signo));
             }
