@@ -171,6 +171,79 @@ out=$("$SBX" run "${full[@]}" --json -t 300ms -- sh -c 'echo before; sleep 10')
 is "timeout in JSON: timed_out, exit_code, signal" "true 124 9 before" \
     "$(jq -r '"\(.timed_out) \(.exit_code) \(.signal) \(.stdout)"' <<<"$out" | tr -d '\n')"
 
+# --- the deadline holds while sbx or the command is stopped ---------------------
+# A command that stops itself stops sbx's whole job when run from an
+# interactive shell (job control, so that the shell prompts again), and
+# anyone may SIGSTOP sbx itself.  The deadline is wall-clock all the same: at
+# it every process of the command dies, stopped ones included, and sbx exits
+# 124.  The command leaves a process that writes $d/late after 3 s; once no
+# process of the command is left, $d/late can no longer appear.
+# within MS CMD...: runs CMD until it succeeds, for up to MS ms.
+within() {
+    local stop_at=$(( ${EPOCHREALTIME/./} / 1000 + $1 )); shift
+    until "$@"; do
+        (( ${EPOCHREALTIME/./} / 1000 < stop_at )) || return 1
+        sleep 0.01
+    done
+}
+# A child of this shell that has ended (a zombie until waited for).
+ended() {
+    local st
+    read -r st 2>/dev/null <"/proc/$1/stat" || return 0
+    st=${st##*) }
+    [ "${st%% *}" = Z ]
+}
+# No process whose command line names $1 is left (sbx, the helper, the command).
+none_names() { ! pgrep -f "$1" >/dev/null; }
+late_writer="(sleep 3; touch '$d/late') &"
+for policy in danger-full-access workspace-write; do
+    # From an interactive shell (progs/pty-job.py): the command stops itself,
+    # sbx's job stops and the shell prompts; then the shell tells of the
+    # job's end (124) and the session is left with the shell alone.
+    rm -f "$d/ready" "$d/late"
+    out=$(cd "$d" && python3 "$here/progs/pty-job.py" selfstop "$d/ready" -- \
+        "$SBX" run -t 1s -p "$policy" -- sh -c "touch '$d/ready'; $late_writer kill -STOP \$\$")
+    ms=$(sed -n 's/^ms=//p' <<<"$out")
+    is "$policy, -t 1s, the command stops its job in a shell: the steps the shell confirmed" \
+        "stopped exit=124 alone" "$(echo $(grep -v '^ms=' <<<"$out"))"
+    ok "$policy, -t 1s, the command stops its job in a shell: the job ended ${ms:-never} ms after it was typed" \
+        test -n "$ms" -a "${ms:-0}" -ge 1000 -a "${ms:-0}" -lt 1500
+    ok "$policy, -t 1s, the command stops its job in a shell: its background process never wrote" test ! -e "$d/late"
+    # Without a terminal: SIGSTOP to sbx once the command runs.
+    rm -f "$d/ready" "$d/late"
+    t0=$(now_ms)
+    "$SBX" run -t 1s -p "$policy" -C "$d" -- sh -c "echo x > '$d/ready'; $late_writer exec sleep 5" \
+        </dev/null >/dev/null 2>&1 &
+    sbx_pid=$!
+    wait_for_file "$d/ready"
+    kill -STOP "$sbx_pid"
+    within 4000 ended "$sbx_pid"
+    elapsed=$(( $(now_ms) - t0 ))
+    kill -CONT "$sbx_pid" 2>/dev/null  # the old behaviour: it waited for this
+    wait "$sbx_pid"
+    is "$policy, -t 1s, SIGSTOP to sbx: 124" 124 $?
+    ok "$policy, -t 1s, SIGSTOP to sbx: it ended by itself ${elapsed} ms after start" test "$elapsed" -lt 1500
+    ok "$policy, -t 1s, SIGSTOP to sbx: no process of the command is left" eventually none_names "$d/late"
+    ok "$policy, -t 1s, SIGSTOP to sbx: the command's background process never wrote" test ! -e "$d/late"
+done
+# The 2 s drain after the command exits holds too while sbx is stopped.
+rm -f "$d/ready" "$d/bg"
+t0=$(now_ms)
+"$SBX" run "${full[@]}" -- sh -c "sh -c 'echo \$\$ > $d/bg; exec sleep 100' & echo \$\$ > $d/ready" \
+    </dev/null >/dev/null 2>&1 &
+sbx_pid=$!
+wait_for_file "$d/ready"; wait_for_file "$d/bg"
+within 2000 gone "$(cat "$d/ready")"  # sbx has waited for the command: it drains
+kill -STOP "$sbx_pid"
+within 4000 ended "$sbx_pid"
+elapsed=$(( $(now_ms) - t0 ))
+kill -CONT "$sbx_pid" 2>/dev/null
+wait "$sbx_pid"
+is "drain, SIGSTOP to sbx: the command's status" 0 $?
+ok "drain, SIGSTOP to sbx: it ended by itself ${elapsed} ms after start (2 s for the pipe holder)" \
+    test "$elapsed" -ge 2000 -a "$elapsed" -lt 2600
+ok "drain, SIGSTOP to sbx: the background process that held the pipes is gone" eventually gone "$(cat "$d/bg")"
+
 # --- signals sent to sbx are forwarded, once each ------------------------------
 # A background job of a script starts with SIGINT and SIGQUIT ignored, and
 # under nohup SIGHUP is ignored too: env --default-signal restores them all,

@@ -1,6 +1,6 @@
 """Job control through an interactive shell on a new pseudo-terminal.
 
-    pty-job.py fg|bg|bgread|background|fgnow|ignored READY -- CMD...
+    pty-job.py fg|bg|bgread|background|fgnow|ignored|selfstop READY -- CMD...
 
 Starts `bash --norc --noprofile -i` on a new pseudo-terminal and runs CMD in
 its foreground.  CMD must create the file READY once it runs.  Then, as a
@@ -20,6 +20,12 @@ user at the terminal would:
      ignored: CMD ignores SIGTSTP around sbx, so ^Z must change nothing:
      no stop, and "hello", Enter and ^D reach it (prints "ignored");
   3. `echo "rc=$?"`, and waits for its answer.
+selfstop: nothing is typed after CMD, which stops itself (kill -STOP $$)
+and must then end by itself (its timeout): the shell (started with -b, so
+that it tells of a job's end at once) says the job stopped and prompts
+again ("stopped"), then that it ended ("exit=N", and "ms=M": the time from
+typing CMD to that report); then every process of the session but the
+shell goes within the 10 s ("alone").  There is no step 3.
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
 a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
 one was not within 10 s (every process of the terminal's session is then
@@ -52,13 +58,30 @@ def kill_session(sid):
             pass
 
 
+def others_in_session(sid):
+    """The processes of the terminal's session but its shell (sid)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == sid:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:
+                found.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            pass
+    return found
+
+
 def main():
     mode, ready = sys.argv[1], sys.argv[2]
     argv = sys.argv[sys.argv.index("--") + 1:]
     env = dict(os.environ, PS1=PROMPT.decode(), TERM="dumb")
     pid, fd = pty.fork()
     if pid == 0:
-        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], env)
+        notify = ["-b"] if mode == "selfstop" else []
+        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"] + notify, env)
     out = bytearray()
     deadline = time.time() + 10
 
@@ -106,12 +129,29 @@ def main():
         type_(b"\x04")
 
     at = read_until(re.escape(PROMPT), 0) or fail("the first prompt")
+    typed = time.time()
     type_(shlex.join(argv).encode() + (b" &" if mode in ("background", "fgnow") else b"") + b"\n")
     while not os.path.exists(ready):
         if time.time() > deadline:
             fail("the command to start")
         drain(0.05)
     drain(0.2)
+    if mode == "selfstop":
+        at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
+        print("stopped")
+        end = read_until(rb"Exit (\d+)", at) or fail("the job to end")
+        ms = int((time.time() - typed) * 1000)
+        status = re.findall(rb"Exit (\d+)", bytes(out[at:end]))[-1].decode()
+        print(f"exit={status}")
+        print(f"ms={ms}")
+        while others_in_session(pid):
+            if time.time() > deadline:
+                fail(f"the session's other processes to go: {others_in_session(pid)}")
+            drain(0.02)
+        print("alone")
+        type_(b"exit\n")
+        kill_session(pid)
+        sys.exit(0)
     if mode == "ignored":
         type_(b"\x1a")
         drain(0.5)
