@@ -205,10 +205,24 @@ for policy in danger-full-access workspace-write; do
         "$SBX" run -t 1s -p "$policy" -- sh -c "touch '$d/ready'; $late_writer kill -STOP \$\$")
     ms=$(sed -n 's/^ms=//p' <<<"$out")
     is "$policy, -t 1s, the command stops its job in a shell: the steps the shell confirmed" \
-        "stopped exit=124 alone" "$(echo $(grep -v '^ms=' <<<"$out"))"
+        "stopped exit=124 alone alive" "$(echo $(grep -v '^ms=' <<<"$out"))"
     ok "$policy, -t 1s, the command stops its job in a shell: the job ended ${ms:-never} ms after it was typed" \
         test -n "$ms" -a "${ms:-0}" -ge 1000 -a "${ms:-0}" -lt 1500
     ok "$policy, -t 1s, the command stops its job in a shell: its background process never wrote" test ! -e "$d/late"
+    # From the shell, SIGSTOP to sbx itself (its pid is the command's
+    # parent, unsandboxed): the job stops and the shell takes the terminal;
+    # sbx, ending in the background, leaves it to the shell.
+    if [ "$policy" = danger-full-access ]; then
+        rm -f "$d/ready" "$d/late"
+        out=$(cd "$d" && python3 "$here/progs/pty-job.py" selfstop "$d/ready" -- \
+            "$SBX" run -t 1s -p "$policy" -- sh -c "touch '$d/ready'; $late_writer kill -STOP \$PPID; exec sleep 5")
+        ms=$(sed -n 's/^ms=//p' <<<"$out")
+        is "$policy, -t 1s, SIGSTOP to sbx in a shell: the steps the shell confirmed" \
+            "stopped exit=124 alone alive" "$(echo $(grep -v '^ms=' <<<"$out"))"
+        ok "$policy, -t 1s, SIGSTOP to sbx in a shell: the job ended ${ms:-never} ms after it was typed" \
+            test -n "$ms" -a "${ms:-0}" -ge 1000 -a "${ms:-0}" -lt 1500
+        ok "$policy, -t 1s, SIGSTOP to sbx in a shell: the command's background process never wrote" test ! -e "$d/late"
+    fi
     # Without a terminal: SIGSTOP to sbx once the command runs.
     rm -f "$d/ready" "$d/late"
     t0=$(now_ms)

@@ -25,7 +25,8 @@ and must then end by itself (its timeout): the shell (started with -b, so
 that it tells of a job's end at once) says the job stopped and prompts
 again ("stopped"), then that it ended ("exit=N", and "ms=M": the time from
 typing CMD to that report); then every process of the session but the
-shell goes within the 10 s ("alone").  There is no step 3.
+shell goes within the 10 s ("alone"), and the shell, which should still have
+the terminal, answers `echo alive` ("alive").  There is no step 3.
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
 a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
 one was not within 10 s (every process of the terminal's session is then
@@ -149,6 +150,11 @@ def main():
                 fail(f"the session's other processes to go: {others_in_session(pid)}")
             drain(0.02)
         print("alone")
+        # The shell still has its terminal (sbx, ended in the background,
+        # did not take it back for its own group).
+        type_(b"echo alive\n")
+        at = read_until(rb"\nalive\r?\n", end) or fail("the shell to answer")
+        print("alive")
         type_(b"exit\n")
         kill_session(pid)
         sys.exit(0)
