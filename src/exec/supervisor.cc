@@ -662,14 +662,14 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
             if (!exited) result.timed_out = true;
             break;
         }
-        // The drain's end holds while sbx is stopped too (best effort: a
-        // timer that cannot be had leaves it to the poll's timeout).
+        // The drain's end holds while sbx is stopped too (best effort, tried
+        // once: a timer that cannot be had leaves it to the poll's timeout).
         if (end_by && end_by != wake_at) {
+            wake_at = end_by;
             try {
                 if (!wake) wake.emplace();
-                if (wake->at(*end_by)) wake_at = end_by;
+                wake->at(*end_by);
             } catch (const Error&) {
-                wake_at = end_by;
             }
         }
         // sbx's own streams are watched too: for POLLOUT while a reader there
