@@ -123,6 +123,19 @@ def main():
     def type_(text):
         os.write(fd, text)
 
+    def wait_job_has_terminal(step):
+        """Waits until the shell has handed the terminal to a job (its
+        foreground group is no longer the shell's), so that what is typed
+        next is not read by the shell as a command line."""
+        while time.time() < deadline:
+            try:
+                if os.tcgetpgrp(fd) != pid:
+                    return
+            except OSError:
+                pass
+            drain(0.02)
+        fail(step)
+
     def type_hello():
         """A line for CMD to copy, then the end of its input."""
         type_(b"hello\n")
@@ -181,7 +194,7 @@ def main():
         print("alive")
     if mode in ("fg", "bgread", "background", "fgnow"):
         type_(b"fg\n")
-        drain(0.3)
+        wait_job_has_terminal("the shell to hand the terminal to the job after fg")
         type_hello()
         at = read_until(re.escape(PROMPT), at) or fail("the job to end after fg")
     elif mode == "bg":
