@@ -118,11 +118,11 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
                "$SBX_POLICY_FILE");
     add.option("--policy-json", args.policy_json,
                "The policy as JSON: canonical keys, or Codex's SandboxPolicy ({\"type\":...})");
-    add.option("--limit-memory", text.memory, "Address-space limit, e.g. 512M, 2G");
-    add.option("--limit-cpu", text.cpu, "CPU-time limit in seconds");
-    add.option("--limit-procs", text.procs, "Process limit (RLIMIT_NPROC, counted per user)");
+    add.option("--limit-memory", text.memory, "Address-space limit per process, e.g. 512M, 2G");
+    add.option("--limit-cpu", text.cpu, "CPU-time limit per process, in seconds");
+    add.option("--limit-procs", text.procs, "Processes and threads of the whole sandbox");
     add.option("--limit-file-size", text.file_size, "Largest file the command may write, e.g. 100M");
-    add.option("--limit-open-files", text.open_files, "Open-file limit");
+    add.option("--limit-open-files", text.open_files, "Open-file limit per process");
 }
 
 // After parsing: turn the collected text into the typed PolicyInput.
