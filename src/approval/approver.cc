@@ -4,11 +4,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/core.h>
@@ -113,8 +116,38 @@ std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
     return parse_review_decision(doc["decision"].get<std::string>());
 }
 
+namespace {
+
+// Whether execvp would find program: a name with a slash as it is, else in
+// each directory of $PATH (execvp's default when it is unset).
+bool runnable(const std::string& program) {
+    auto executable = [](const std::string& path) {
+        struct stat st {};
+        return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+    };
+    if (program.find('/') != std::string::npos) return executable(program);
+    const char* env = std::getenv("PATH");
+    const std::string path = env != nullptr ? env : "/bin:/usr/bin";
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t end = std::min(path.find(':', start), path.size());
+        const std::string dir = end == start ? "." : path.substr(start, end - start);
+        if (executable(dir + "/" + program)) return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+}  // namespace
+
 ProgramApprover::ProgramApprover(std::string program, std::chrono::milliseconds timeout)
-    : program_(std::move(program)), timeout_(timeout) {}
+    : program_(std::move(program)), timeout_(timeout) {
+    // Before anything runs: a misspelled approver would otherwise show only
+    // as a denial after the first attempt.
+    if (program_.empty() || !runnable(program_))
+        throw Error(fmt::format("--approver: '{}' is not an executable program{}; give its path, or fix the name",
+                                program_, program_.find('/') == std::string::npos ? " on PATH" : ""));
+}
 
 ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     const auto denied = [](std::string note) {

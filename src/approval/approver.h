@@ -41,7 +41,9 @@ public:
 // Runs PROGRAM (no shell; argv = {PROGRAM}, found on PATH like execvp) with
 // the request on stdin; reads a decision word or {"decision": "..."} from
 // stdout.  Anything else, a non-zero exit, a signal, or `timeout` without an
-// answer counts as denied; on timeout its process group is killed.
+// answer counts as denied; on timeout its process group is killed.  A
+// program execvp would not find is refused when the approver is made
+// (Error "--approver: ..."), before anything runs.
 class ProgramApprover final : public Approver {
 public:
     ProgramApprover(std::string program, std::chrono::milliseconds timeout);

@@ -232,6 +232,20 @@ TEST_CASE("approver output: a word or {\"decision\": word}", "[approval][approve
     CHECK_FALSE(parse_approver_output(R"("approved")"));
 }
 
+TEST_CASE("an approver program that cannot be run is refused before anything runs", "[approval][approver]") {
+    TempDir dir;
+    const auto timeout = std::chrono::milliseconds(400);
+    CHECK_THROWS_WITH(ProgramApprover("sbx-no-such-approver-xyz", timeout),
+                      "--approver: 'sbx-no-such-approver-xyz' is not an executable program on PATH; give its "
+                      "path, or fix the name");
+    spit(dir.path + "/not-executable", "#!/bin/sh\necho approved\n", false);
+    CHECK_THROWS_WITH(ProgramApprover(dir.path + "/not-executable", timeout),
+                      "--approver: '" + dir.path + "/not-executable' is not an executable program; give its path, "
+                      "or fix the name");
+    CHECK_THROWS_AS(ProgramApprover(dir.path, timeout), sbx::Error);  // a directory
+    CHECK_NOTHROW(ProgramApprover("sh", timeout));                  // found on PATH
+}
+
 TEST_CASE("the approver program", "[approval][approver]") {
     TempDir dir;
     const std::string prog = dir.path + "/approve";
@@ -292,8 +306,11 @@ TEST_CASE("the approver program", "[approval][approver]") {
         CHECK(a.decision == ReviewDecision::Denied);
         CHECK_THAT(a.note, Catch::Contains("did not exit"));
     }
-    SECTION("a missing program is denied") {
-        const auto a = ProgramApprover(dir.path + "/missing", short_timeout).ask(prompt_of());
+    SECTION("a program gone after the check (made) is denied") {
+        spit(prog, "#!/bin/sh\necho approved\n", true);
+        ProgramApprover approver(prog, short_timeout);
+        ::unlink(prog.c_str());
+        const auto a = approver.ask(prompt_of());
         CHECK(a.decision == ReviewDecision::Denied);
         CHECK(a.note == "exited with status 127");
     }
