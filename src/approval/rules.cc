@@ -1,5 +1,7 @@
 #include "approval/rules.h"
 
+#include <array>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -100,14 +102,111 @@ std::string_view to_string(RuleDecision d) {
     return "forbidden";
 }
 
-bool Rule::matches_prefix(const std::vector<std::string>& argv) const {
+namespace {
+
+// The directories where a program named by path is taken to be the program
+// of that name: /bin/rm is rm, /home/u/bin/rm is not.
+constexpr std::array<std::string_view, 6> kStandardDirs{
+    "/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"};
+
+// argv[0] as a rule sees it: the bare name for a path in a standard
+// directory, anything else as given.
+std::string_view program_name(std::string_view argv0) {
+    for (auto dir : kStandardDirs) {
+        if (argv0.size() > dir.size() && argv0.starts_with(dir)) {
+            const auto rest = argv0.substr(dir.size());
+            if (rest.find('/') == std::string_view::npos) return rest;
+        }
+    }
+    return argv0;
+}
+
+// The program element: a pattern word with a / is compared literally, a
+// bare word also matches that name in a standard directory.
+bool program_matches(std::string_view alt, std::string_view argv0) {
+    if (alt == argv0) return true;
+    if (alt.find('/') != std::string_view::npos) return false;
+    return program_name(argv0) == alt;
+}
+
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// A group of short flags: one dash, then one or more letters ("-r", "-rf").
+bool is_short_flags(std::string_view w) {
+    if (w.size() < 2 || w[0] != '-') return false;
+    for (std::size_t i = 1; i < w.size(); ++i)
+        if (!is_letter(w[i])) return false;
+    return true;
+}
+
+// Letters as a bit set: a-z are bits 0-25, A-Z bits 26-51.
+std::uint64_t letters_of(std::string_view flags) {
+    std::uint64_t set = 0;
+    for (char c : flags.substr(1))
+        set |= std::uint64_t{1} << (c >= 'a' ? c - 'a' : 26 + (c - 'A'));
+    return set;
+}
+
+// Exact positional matching (allow rules): argv starts with the pattern.
+bool matches_exactly(const Rule& rule, const std::vector<std::string>& argv) {
+    const auto& pattern = rule.pattern;
     if (argv.size() < pattern.size()) return false;
     for (std::size_t i = 0; i < pattern.size(); ++i) {
         bool any = false;
-        for (const auto& alt : pattern[i]) any = any || alt == argv[i];
+        for (const auto& alt : pattern[i])
+            any = any || (i == 0 ? program_matches(alt, argv[0]) : alt == argv[i]);
         if (!any) return false;
     }
     return true;
+}
+
+// Broad matching (prompt and forbidden rules).  The arguments before a "--"
+// that are groups of short flags are pooled into one set of letters; every
+// other argument is an operand.  A pattern word that is a group of short
+// flags matches when the pool holds all its letters; any other pattern word
+// matches the next operand, in order.
+bool matches_broadly(const Rule& rule, const std::vector<std::string>& argv) {
+    if (argv.empty()) return false;
+    bool program = false;
+    for (const auto& alt : rule.pattern[0]) program = program || program_matches(alt, argv[0]);
+    if (!program) return false;
+    std::uint64_t pool = 0;
+    std::vector<std::string_view> operands;
+    bool options_end = false;
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        const std::string_view w = argv[i];
+        if (!options_end && w == "--") {
+            options_end = true;
+            operands.push_back(w);
+        } else if (!options_end && is_short_flags(w)) {
+            pool |= letters_of(w);
+        } else {
+            operands.push_back(w);
+        }
+    }
+    // Elements with alternatives that mix flags and words: try each choice.
+    auto match_from = [&](auto&& self, std::size_t element, std::size_t next) -> bool {
+        if (element == rule.pattern.size()) return true;
+        for (const auto& alt : rule.pattern[element]) {
+            if (is_short_flags(alt)) {
+                const auto want = letters_of(alt);
+                if ((pool & want) == want && self(self, element + 1, next)) return true;
+            } else if (next < operands.size() && operands[next] == alt &&
+                       self(self, element + 1, next + 1)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    return match_from(match_from, 1, 0);
+}
+
+}  // namespace
+
+bool Rule::matches(const std::vector<std::string>& argv) const {
+    if (pattern.empty() || argv.empty()) return false;
+    return decision == RuleDecision::Allow ? matches_exactly(*this, argv)
+                                           : matches_broadly(*this, argv);
 }
 
 nlohmann::json to_json(const RuleMatch& m) {
@@ -157,7 +256,7 @@ void RuleSet::add_file(const std::string& path) {
 std::optional<RuleMatch> RuleSet::match_words(const std::vector<std::string>& argv) const {
     std::optional<RuleMatch> best;
     for (const auto& rule : rules_) {
-        if (!rule.matches_prefix(argv)) continue;
+        if (!rule.matches(argv)) continue;
         best = stricter(best, RuleMatch{rule.decision, rule.justification, rule.source, rule.index});
     }
     return best;
@@ -165,16 +264,24 @@ std::optional<RuleMatch> RuleSet::match_words(const std::vector<std::string>& ar
 
 std::optional<RuleMatch> RuleSet::match(const std::vector<std::string>& argv) const {
     auto direct = match_words(argv);
-    const auto script = shell_script_of(argv);
+    if (argv.empty()) return direct;
+    // The shell named by any standard path is the shell (/usr/local/bin/bash).
+    auto as_named = argv;
+    as_named[0] = std::string(program_name(argv[0]));
+    const auto script = shell_script_of(as_named);
     if (!script) return direct;
     const auto parts = parse_plain_script(*script);
     if (!parts) return direct;
+    // A prompt or forbidden part decides whatever the other parts are; allow
+    // needs every part: one unmatched part leaves the script unmatched.
     std::optional<RuleMatch> combined;
+    bool all_matched = true;
     for (const auto& part : *parts) {
         auto m = match_words(part);
-        if (!m) return direct;  // one unmatched part: the script is unmatched
-        combined = stricter(combined, m);
+        if (!m) all_matched = false;
+        combined = stricter(combined, std::move(m));
     }
+    if (!all_matched && combined && combined->decision == RuleDecision::Allow) combined.reset();
     return stricter(direct, combined);
 }
 

@@ -2,9 +2,19 @@
 //   {"rules": [{"pattern": ["git", ["status", "diff"]], "decision": "allow"},
 //              {"pattern": ["rm", "-rf"], "decision": "forbidden",
 //               "justification": "..."}]}
-// A pattern element is a word or a list of alternative words; a rule matches
-// when the command's argv starts with the pattern.  The strictest matching
-// rule wins (forbidden > prompt > allow).
+// A pattern element is a word or a list of alternative words.  The strictest
+// matching rule wins (forbidden > prompt > allow).  How a rule matches argv:
+//   - the first element is the program: it matches argv[0], or, when the
+//     pattern word has no '/', argv[0] that names it in /bin, /usr/bin,
+//     /usr/local/bin, /sbin, /usr/sbin or /usr/local/sbin (/bin/rm is rm);
+//   - allow rules: argv's next words are the pattern's next elements, each
+//     compared exactly ("-rf" is not "-fr");
+//   - prompt and forbidden rules match more, the safe direction for them:
+//     the arguments before a "--" that are groups of short flags (one dash
+//     and letters only: -r, -fr, -rfv) pool their letters; a pattern word
+//     that is such a group matches when the pool holds all its letters
+//     (["rm","-rf"] matches rm -fr, rm -r -f, rm -r x -f, rm -rfv), and the
+//     other pattern words match the other arguments in order.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +38,8 @@ struct Rule {
     std::string source;     // the file it came from
     std::size_t index = 0;  // 1-based position in that file's "rules"
 
-    bool matches_prefix(const std::vector<std::string>& argv) const;
+    // Pure: this rule alone against one command's words (no shell splitting).
+    bool matches(const std::vector<std::string>& argv) const;
 };
 
 // The rule that decided: the strictest one, and the first of equals.
@@ -51,10 +62,14 @@ public:
     void add_file(const std::string& path);
 
     // The decision for a command.  For {sh|bash|zsh|dash, -c|-lc, SCRIPT}
-    // whose SCRIPT is plain (shell.h), every part must match: the strictest
-    // part decides and an unmatched part leaves the script unmatched; a
-    // script that is not plain is unmatched.  A rule on the shell's own argv
-    // (e.g. ["bash"]) applies too; the stricter of the two results wins.
+    // (the shell bare or in a standard directory) whose SCRIPT is plain
+    // (shell.h), each part is matched: a forbidden part forbids and a prompt
+    // part prompts whatever the other parts are (the strictest part
+    // decides); allow needs every part allowed, so one unmatched part leaves
+    // the script unmatched unless some part is forbidden or prompts.  A
+    // script that is not plain is unmatched: rules do not look inside it.
+    // A rule on the shell's own argv (e.g. ["bash"]) applies too; the
+    // stricter of the two results wins.
     std::optional<RuleMatch> match(const std::vector<std::string>& argv) const;
 
     bool empty() const { return rules_.empty(); }

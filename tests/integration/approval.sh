@@ -177,6 +177,32 @@ is "prompt rule under never: refused" 125 "$?"
 "$SBX" run -p workspace-write -a on-failure --reject rules --rules "$ws/prompt.json" --approver "$marker" -- echo hi >/dev/null 2>&1
 is "prompt rule with --reject rules: refused" 125 "$?"
 is "prompt rule with --reject rules: nobody was asked" 1 "$(asked rules-marker)"
+# Issue 17: a forbidden ["rm","-rf"] holds for a script with another part, for
+# reordered or split flags and for /bin/rm; nothing is removed.
+cat >"$ws/no-rm.json" <<'EOF'
+{"rules": [{"pattern": ["rm", "-rf"], "decision": "forbidden", "justification": "no recursive deletes"}]}
+EOF
+marker=$(approver rm-marker approved)
+# refuse_rm NAME ARGV...: sbx refuses ARGV with 125 and the file survives.
+refuse_rm() {
+    local name=$1 err status
+    shift
+    mkdir -p "$ws/work/victim" && echo keep >"$ws/work/victim/file"
+    err=$("$SBX" run -p workspace-write -a on-failure --rules "$ws/no-rm.json" --approver "$marker" -- "$@" 2>&1 >/dev/null)
+    status=$?
+    is "forbidden rm -rf ($name): exit 125" 125 "$status"
+    ok "forbidden rm -rf ($name): the file is still there" test -f "$ws/work/victim/file"
+    ok "forbidden rm -rf ($name): the line gives the reason" bash -c '[[ $1 == *"no recursive deletes"* ]]' _ "$err"
+}
+refuse_rm "in a script after ls" bash -lc 'ls && rm -rf victim'
+refuse_rm "flags reordered" rm -fr victim
+refuse_rm "/bin/rm" /bin/rm -rf victim
+refuse_rm "flags split" rm -r -f victim
+refuse_rm "/usr/bin/bash, split and reordered" /usr/bin/bash -c 'ls; rm -f -r victim'
+is "forbidden rm -rf: nobody was asked" 0 "$(asked rm-marker)"
+"$SBX" run -p workspace-write -a never --rules "$ws/no-rm.json" -- rm -r victim 2>/dev/null
+is "rm without -f is not forbidden: it ran" 0 "$?"
+not_ok "rm without -f is not forbidden: the directory is gone" test -e "$ws/work/victim"
 # A malformed rules file: 125 naming the file and the rule.
 printf '{"rules": [{"pattern": ["ls"], "decision": "allow"}, {"pattern": [], "decision": "allow"}]}' >"$ws/bad.json"
 err=$("$SBX" run --rules "$ws/bad.json" -- true 2>&1)

@@ -96,9 +96,10 @@ TEST_CASE("rules match argv prefixes; the strictest wins", "[approval][rules]") 
     CHECK(decision_of(r, {"ls"}) == "allow");
     CHECK(decision_of(r, {"ls", "-la", "/"}) == "allow");
     CHECK(decision_of(r, {"lsblk"}) == "none");                 // words, not string prefixes
-    CHECK(decision_of(r, {"/bin/ls"}) == "none");               // argv[0] as given
+    CHECK(decision_of(r, {"/bin/ls"}) == "allow");              // a standard path
+    CHECK(decision_of(r, {"/tmp/ls"}) == "none");               // any other path
     CHECK(decision_of(r, {"rm", "-rf", "/tmp/x"}) == "forbidden");
-    CHECK(decision_of(r, {"rm", "-r", "-f", "x"}) == "none");
+    CHECK(decision_of(r, {"rm", "-r", "-f", "x"}) == "forbidden");  // flags as a set
     CHECK(decision_of(r, {"rm"}) == "none");                    // shorter than the pattern
     // git status matches the allow rule and the ["git"] prompt rule: prompt wins.
     CHECK(decision_of(r, {"git", "status"}) == "prompt");
@@ -126,9 +127,9 @@ TEST_CASE("rules on shell scripts: every part must match", "[approval][rules]") 
     CHECK(decision_of(r, {"sh", "-c", "ls -la | pwd; ls"}) == "allow");
     CHECK(decision_of(r, {"bash", "-lc", "ls && git push"}) == "prompt");
     CHECK(decision_of(r, {"bash", "-lc", "ls && rm -rf / || git push"}) == "forbidden");
-    // One unmatched part leaves the whole script unmatched.
+    // One unmatched part leaves allow unmatched, but never hides forbidden.
     CHECK(decision_of(r, {"bash", "-lc", "ls && cat x"}) == "none");
-    CHECK(decision_of(r, {"bash", "-lc", "rm -rf x && cat y"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "rm -rf x && cat y"}) == "forbidden");
     // Not plain: unmatched, even when it starts with an allowed word.
     CHECK(decision_of(r, {"bash", "-lc", "ls $(rm -rf /)"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "ls > /etc/passwd"}) == "none");
@@ -140,6 +141,113 @@ TEST_CASE("rules on shell scripts: every part must match", "[approval][rules]") 
     CHECK(decision_of(b, {"bash", "-lc", "ls"}) == "forbidden");
     CHECK(decision_of(b, {"bash", "-lc", "echo $x"}) == "forbidden");
     CHECK(decision_of(b, {"sh", "-c", "ls"}) == "allow");
+}
+
+TEST_CASE("issue 17: forbidden rules are not bypassed", "[approval][rules][issue17]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["rm", "-rf"], "decision": "forbidden"}]})");
+    // The three bypasses from the issue.
+    CHECK(decision_of(r, {"bash", "-lc", "ls && rm -rf build"}) == "forbidden");
+    CHECK(decision_of(r, {"rm", "-fr", "build"}) == "forbidden");
+    CHECK(decision_of(r, {"/bin/rm", "-rf", "build"}) == "forbidden");
+}
+
+TEST_CASE("a forbidden or prompt part decides a script; allow needs every part",
+          "[approval][rules][issue17]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["ls"], "decision": "allow"},
+        {"pattern": ["git", "push"], "decision": "prompt"},
+        {"pattern": ["rm", "-rf"], "decision": "forbidden", "justification": "no"}]})");
+    CHECK(decision_of(r, {"bash", "-lc", "rm -rf x && cat y"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "cat a; echo b | rm -rf c"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "git push && rm -rf x && cat y"}) == "forbidden");
+    const auto m = r.match({"bash", "-lc", "cat y || rm -rf x"});
+    REQUIRE(m);
+    CHECK(m->index == 3);
+    CHECK(m->justification == "no");
+    // A prompt part prompts even beside an unmatched part.
+    CHECK(decision_of(r, {"bash", "-lc", "cat y && git push"}) == "prompt");
+    // Allow still needs every part.
+    CHECK(decision_of(r, {"bash", "-lc", "ls && cat y"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "ls && ls -la"}) == "allow");
+    // The shell named by any standard path is split too.
+    CHECK(decision_of(r, {"/usr/local/bin/bash", "-c", "ls && rm -rf x"}) == "forbidden");
+    CHECK(decision_of(r, {"/usr/bin/dash", "-c", "ls && rm -fr x"}) == "forbidden");
+    CHECK(decision_of(r, {"/opt/bash", "-c", "ls && rm -rf x"}) == "none");
+    // Not plain: unmatched (a documented limit).
+    CHECK(decision_of(r, {"bash", "-lc", "ls > out && rm -rf x"}) == "none");
+    // Quoted text is not a command.
+    CHECK(decision_of(r, {"bash", "-lc", "echo 'rm -rf x'"}) == "none");
+}
+
+TEST_CASE("a program named by a standard path matches by its name", "[approval][rules][issue17]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["rm", "-rf"], "decision": "forbidden"},
+        {"pattern": ["ls"], "decision": "allow"},
+        {"pattern": ["/opt/tool/run"], "decision": "prompt"}]})");
+    for (const char* dir : {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/",
+                            "/usr/local/sbin/"}) {
+        INFO("dir: " << dir);
+        CHECK(decision_of(r, {std::string(dir) + "rm", "-rf", "x"}) == "forbidden");
+        CHECK(decision_of(r, {std::string(dir) + "ls", "-la"}) == "allow");
+    }
+    // Not a standard location, or not exactly one: not the program.
+    CHECK(decision_of(r, {"/home/u/bin/rm", "-rf", "x"}) == "none");
+    CHECK(decision_of(r, {"./rm", "-rf", "x"}) == "none");
+    CHECK(decision_of(r, {"bin/rm", "-rf", "x"}) == "none");
+    CHECK(decision_of(r, {"/bin/sub/rm", "-rf", "x"}) == "none");
+    CHECK(decision_of(r, {"/usr/bin/", "-rf", "x"}) == "none");
+    CHECK(decision_of(r, {"/usr/bin/rmdir", "-rf"}) == "none");
+    // A pattern word with a / is compared literally.
+    CHECK(decision_of(r, {"/opt/tool/run"}) == "prompt");
+    CHECK(decision_of(r, {"run"}) == "none");
+    // Only the program: a path later in argv is a plain word.
+    const auto t = rules_of(R"({"rules": [{"pattern": ["env", "rm"], "decision": "prompt"}]})");
+    CHECK(decision_of(t, {"env", "/bin/rm"}) == "none");
+}
+
+TEST_CASE("short flags in restrictive rules match as sets", "[approval][rules][issue17]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["rm", "-rf"], "decision": "forbidden"},
+        {"pattern": ["git", "push", "-f"], "decision": "prompt"}]})");
+    using V = std::vector<std::string>;
+    for (const V& argv : std::vector<V>{
+             {"rm", "-rf", "x"}, {"rm", "-fr", "x"}, {"rm", "-r", "-f", "x"}, {"rm", "-f", "-r", "x"},
+             {"rm", "-r", "--verbose", "-f", "x"}, {"rm", "-r", "x", "-f"}, {"rm", "-rfv", "x"},
+             {"rm", "-v", "-fr"}, {"rm", "-rf"}, {"/usr/bin/rm", "-f", "-r", "/"},
+         }) {
+        INFO("argv: " << argv[1] << " " << (argv.size() > 2 ? argv[2] : ""));
+        CHECK(decision_of(r, argv) == "forbidden");
+    }
+    for (const V& argv : std::vector<V>{
+             {"rm", "-r", "x"}, {"rm", "-f", "x"}, {"rm", "x"}, {"rm"}, {"rm", "-R", "-f", "x"},
+             {"rm", "--recursive", "--force", "x"}, {"rm", "-r", "--", "-f"},
+             {"rm", "--", "-rf"}, {"rm", "--rf"}, {"rm", "-r-f"}, {"rmdir", "-rf"},
+         }) {
+        INFO("argv: " << (argv.size() > 1 ? argv[1] : "") << " " << (argv.size() > 2 ? argv[2] : ""));
+        CHECK(decision_of(r, argv) == "none");
+    }
+    // Non-flag words keep their order, skipping short flags.
+    CHECK(decision_of(r, {"git", "push", "origin", "-f"}) == "prompt");
+    CHECK(decision_of(r, {"git", "push", "-vf", "origin"}) == "prompt");
+    CHECK(decision_of(r, {"git", "-f", "push"}) == "prompt");
+    CHECK(decision_of(r, {"git", "push", "origin"}) == "none");
+    CHECK(decision_of(r, {"git", "pull", "-f"}) == "none");
+    // Inside a plain script too.
+    CHECK(decision_of(r, {"bash", "-lc", "ls && rm -f -r build"}) == "forbidden");
+}
+
+TEST_CASE("allow rules compare flag words exactly", "[approval][rules][issue17]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["tar", "-tf"], "decision": "allow"},
+        {"pattern": ["ls", "-la"], "decision": "allow"}]})");
+    CHECK(decision_of(r, {"tar", "-tf", "a.tar"}) == "allow");
+    CHECK(decision_of(r, {"/usr/bin/tar", "-tf", "a.tar"}) == "allow");
+    CHECK(decision_of(r, {"tar", "-ft", "a.tar"}) == "none");  // -f takes "t" here
+    CHECK(decision_of(r, {"tar", "-t", "-f", "a.tar"}) == "none");
+    CHECK(decision_of(r, {"tar", "-tfx", "a.tar"}) == "none");
+    CHECK(decision_of(r, {"ls", "-al"}) == "none");
+    CHECK(decision_of(r, {"ls", "-la", "x"}) == "allow");
 }
 
 TEST_CASE("malformed rules name the file and the rule", "[approval][rules]") {
