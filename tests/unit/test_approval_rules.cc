@@ -235,6 +235,13 @@ TEST_CASE("short flags in restrictive rules match as sets", "[approval][rules][i
     CHECK(decision_of(r, {"git", "pull", "-f"}) == "none");
     // Inside a plain script too.
     CHECK(decision_of(r, {"bash", "-lc", "ls && rm -f -r build"}) == "forbidden");
+    // A single-dash long option in a pattern is read as letters: it matches
+    // itself, and more (documented).
+    const auto f = rules_of(R"({"rules": [{"pattern": ["find", ".", "-delete"], "decision": "forbidden"}]})");
+    CHECK(decision_of(f, {"find", ".", "-delete"}) == "forbidden");
+    CHECK(decision_of(f, {"find", ".", "-name", "x", "-delete"}) == "forbidden");
+    CHECK(decision_of(f, {"find", ".", "-depth", "-ls"}) == "forbidden");  // d,e,l,t
+    CHECK(decision_of(f, {"find", ".", "-name", "x"}) == "none");
 }
 
 TEST_CASE("allow rules compare flag words exactly", "[approval][rules][issue17]") {
