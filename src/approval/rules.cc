@@ -263,21 +263,37 @@ std::optional<RuleMatch> RuleSet::match_words(const std::vector<std::string>& ar
 }
 
 std::optional<RuleMatch> RuleSet::match(const std::vector<std::string>& argv) const {
+    return match_command(argv, 0);
+}
+
+std::optional<RuleMatch> RuleSet::match_command(const std::vector<std::string>& argv,
+                                                int depth) const {
     auto direct = match_words(argv);
-    if (argv.empty()) return direct;
+    // A shell inside a shell (bash -c "sh -c '...'") is followed a few levels.
+    if (argv.empty() || depth >= kMaxShellDepth) return direct;
     // The shell named by any standard path is the shell (/usr/local/bin/bash).
     auto as_named = argv;
     as_named[0] = std::string(program_name(argv[0]));
     const auto script = shell_script_of(as_named);
     if (!script) return direct;
     const auto parts = parse_plain_script(*script);
-    if (!parts) return direct;
+    if (!parts) {
+        // Not plain: only a forbidden rule looks inside, at a rough guess of
+        // the commands (splitting wrongly only ever forbids more).
+        std::optional<RuleMatch> forbidden;
+        for (const auto& command : rough_commands(*script)) {
+            auto m = match_command(command, depth + 1);
+            if (m && m->decision == RuleDecision::Forbidden)
+                forbidden = stricter(forbidden, std::move(m));
+        }
+        return stricter(direct, forbidden);
+    }
     // A prompt or forbidden part decides whatever the other parts are; allow
     // needs every part: one unmatched part leaves the script unmatched.
     std::optional<RuleMatch> combined;
     bool all_matched = true;
     for (const auto& part : *parts) {
-        auto m = match_words(part);
+        auto m = match_command(part, depth + 1);
         if (!m) all_matched = false;
         combined = stricter(combined, std::move(m));
     }

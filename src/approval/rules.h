@@ -66,17 +66,22 @@ public:
     // (shell.h), each part is matched: a forbidden part forbids and a prompt
     // part prompts whatever the other parts are (the strictest part
     // decides); allow needs every part allowed, so one unmatched part leaves
-    // the script unmatched unless some part is forbidden or prompts.  A
-    // script that is not plain is unmatched: rules do not look inside it.
-    // A rule on the shell's own argv (e.g. ["bash"]) applies too; the
-    // stricter of the two results wins.
+    // the script unmatched unless some part is forbidden or prompts.  In a
+    // script that is not plain only forbidden rules apply, to the commands
+    // rough_commands (shell.h) guesses; allow and prompt leave it unmatched.
+    // A part that is itself a shell -c script is matched the same way (up
+    // to kMaxShellDepth levels).  A rule on the shell's own argv (e.g.
+    // ["bash"]) applies too; the stricter of the two results wins.
     std::optional<RuleMatch> match(const std::vector<std::string>& argv) const;
 
     bool empty() const { return rules_.empty(); }
     const std::vector<Rule>& rules() const { return rules_; }
 
 private:
+    static constexpr int kMaxShellDepth = 8;
     std::optional<RuleMatch> match_words(const std::vector<std::string>& argv) const;
+    std::optional<RuleMatch> match_command(const std::vector<std::string>& argv,
+                                           int depth) const;
     std::vector<Rule> rules_;
 };
 

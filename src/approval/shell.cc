@@ -1,6 +1,7 @@
 #include "approval/shell.h"
 
 #include <array>
+#include <cstddef>
 
 namespace sbx::approval {
 namespace {
@@ -109,6 +110,111 @@ std::optional<std::vector<Words>> parse_plain_script(std::string_view s) {
         if (is_reserved_word(current.front())) return std::nullopt;
         commands.push_back(std::move(current));
     }
+    return commands;
+}
+
+std::vector<Words> rough_commands(std::string_view s) {
+    std::vector<Words> commands;
+    Words current;
+    std::string word;
+    bool in_word = false;
+    bool in_double = false;
+    bool skip_target = false;  // the next word is a redirection's target
+
+    auto end_word = [&] {
+        if (in_word) {
+            if (skip_target) skip_target = false;
+            else current.push_back(std::move(word));
+        }
+        word.clear();
+        in_word = false;
+    };
+    auto end_command = [&] {
+        end_word();
+        skip_target = false;
+        // Leading reserved words, ! and NAME=value assignments run nothing.
+        std::size_t first = 0;
+        auto is_assignment = [](const std::string& w) {
+            const auto eq = w.find('=');
+            if (eq == 0 || eq == std::string::npos) return false;
+            for (std::size_t i = 0; i < eq; ++i) {
+                const char c = w[i];
+                const bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                (i > 0 && c >= '0' && c <= '9');
+                if (!ok) return false;
+            }
+            return true;
+        };
+        while (first < current.size() &&
+               (is_reserved_word(current[first]) || current[first] == "!" ||
+                is_assignment(current[first])))
+            ++first;
+        if (first < current.size())
+            commands.emplace_back(current.begin() + static_cast<std::ptrdiff_t>(first),
+                                  current.end());
+        current.clear();
+    };
+
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '\\') {
+            if (i + 1 < s.size()) {
+                if (s[i + 1] != '\n') word.push_back(s[i + 1]);  // \newline joins lines
+                in_word = true;
+                ++i;
+            }
+            continue;
+        }
+        if (c == '"') {  // an empty "" is no word here
+            in_double = !in_double;
+            continue;
+        }
+        if (c == '\'' && !in_double) {
+            const auto close = s.find('\'', i + 1);
+            const auto end = close == std::string_view::npos ? s.size() : close;
+            word.append(s.substr(i + 1, end - i - 1));
+            in_word = true;
+            i = end;
+            continue;
+        }
+        if (c == ' ' || c == '\t') {
+            end_word();
+            continue;
+        }
+        if (c == '#' && !in_word && !in_double) {
+            end_command();
+            while (i < s.size() && s[i] != '\n') ++i;
+            continue;
+        }
+        if (c == '$' && i + 1 < s.size() && s[i + 1] == '(') {
+            end_command();
+            ++i;
+            continue;
+        }
+        if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '{' || c == '}' ||
+            c == '`' || c == '\n') {
+            end_command();
+            continue;
+        }
+        if (c == '<' || c == '>') {
+            bool fd = in_word && !word.empty();
+            for (char d : word) fd = fd && d >= '0' && d <= '9';
+            if (fd) {
+                word.clear();
+                in_word = false;
+            } else {
+                end_word();
+            }
+            while (i + 1 < s.size() &&
+                   (s[i + 1] == '<' || s[i + 1] == '>' || s[i + 1] == '&' || s[i + 1] == '|'))
+                ++i;  // <<, >>, >&, &>... (the fd after >& is its target), >|
+            skip_target = true;
+            continue;
+        }
+        word.push_back(c);
+        in_word = true;
+    }
+    end_command();
     return commands;
 }
 

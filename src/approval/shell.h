@@ -23,6 +23,17 @@ using Words = std::vector<std::string>;
 //     ~, #, backslashes, an unclosed quote) makes the script not plain.
 std::optional<std::vector<Words>> parse_plain_script(std::string_view script);
 
+// For a script that is not plain: a rough, over-eager guess at the simple
+// commands in it, for forbidden rules only (splitting more, or wrongly, only
+// ever forbids more).  Commands end at ;, &, |, (, ), {, }, `, newline and
+// $( -- also inside double quotes, whose text is otherwise read as if
+// unquoted; single-quoted text is one literal piece; a backslash takes the
+// next character literally; # at a word's start comments to the line's end;
+// a redirection (<, >, with a leading fd number) drops itself and its target
+// word; leading reserved words (if, then, do, !, ...) and NAME=value words
+// are dropped.  Never nullopt: an empty or unclosed script gives what was read.
+std::vector<Words> rough_commands(std::string_view script);
+
 // For argv of the form {SHELL, FLAG, SCRIPT} with SHELL one of sh, bash,
 // zsh, dash (bare, or in /bin or /usr/bin) and FLAG -c or -lc: the script.
 std::optional<std::string> shell_script_of(const Words& argv);

@@ -199,6 +199,7 @@ refuse_rm "flags reordered" rm -fr victim
 refuse_rm "/bin/rm" /bin/rm -rf victim
 refuse_rm "flags split" rm -r -f victim
 refuse_rm "/usr/bin/bash, split and reordered" /usr/bin/bash -c 'ls; rm -f -r victim'
+refuse_rm "a script that is not plain" bash -lc 'ls >/dev/null && rm -rf "$PWD/victim" 2>&1'
 is "forbidden rm -rf: nobody was asked" 0 "$(asked rm-marker)"
 "$SBX" run -p workspace-write -a never --rules "$ws/no-rm.json" -- rm -r victim 2>/dev/null
 is "rm without -f is not forbidden: it ran" 0 "$?"

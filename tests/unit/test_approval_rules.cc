@@ -52,6 +52,23 @@ TEST_CASE("anything but plain words is not plain", "[approval][shell]") {
     }
 }
 
+TEST_CASE("rough commands of scripts that are not plain", "[approval][shell]") {
+    CHECK(rough_commands("ls > out && rm -rf x") == Cmds{{"ls"}, {"rm", "-rf", "x"}});
+    CHECK(rough_commands("rm -rf \"$HOME\"") == Cmds{{"rm", "-rf", "$HOME"}});
+    CHECK(rough_commands("echo \"it's\"; rm -rf x") == Cmds{{"echo", "it's"}, {"rm", "-rf", "x"}});
+    CHECK(rough_commands("echo 'a; rm -rf x' >f") == Cmds{{"echo", "a; rm -rf x"}});
+    CHECK(rough_commands("X=1 Y=2 rm -rf y 2>&1 </dev/null") == Cmds{{"rm", "-rf", "y"}});
+    CHECK(rough_commands("if true; then rm -rf x; fi") == Cmds{{"true"}, {"rm", "-rf", "x"}});
+    CHECK(rough_commands("echo `rm -rf x` $(rm -fr y)") ==
+          Cmds{{"echo"}, {"rm", "-rf", "x"}, {"rm", "-fr", "y"}});
+    CHECK(rough_commands("echo \"$(rm -rf x)\"") == Cmds{{"echo"}, {"rm", "-rf", "x"}});
+    CHECK(rough_commands("ls # ; rm -rf x\npwd") == Cmds{{"ls"}, {"pwd"}});
+    CHECK(rough_commands("echo a\\;rm x") == Cmds{{"echo", "a;rm", "x"}});
+    CHECK(rough_commands("! (cd x && rm -rf y) &") == Cmds{{"cd", "x"}, {"rm", "-rf", "y"}});
+    CHECK(rough_commands("echo 'open") == Cmds{{"echo", "open"}});
+    CHECK(rough_commands("").empty());
+}
+
 TEST_CASE("shell -c forms", "[approval][shell]") {
     CHECK(shell_script_of({"bash", "-lc", "ls"}) == "ls");
     CHECK(shell_script_of({"sh", "-c", "ls"}) == "ls");
@@ -130,8 +147,10 @@ TEST_CASE("rules on shell scripts: every part must match", "[approval][rules]") 
     // One unmatched part leaves allow unmatched, but never hides forbidden.
     CHECK(decision_of(r, {"bash", "-lc", "ls && cat x"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "rm -rf x && cat y"}) == "forbidden");
-    // Not plain: unmatched, even when it starts with an allowed word.
-    CHECK(decision_of(r, {"bash", "-lc", "ls $(rm -rf /)"}) == "none");
+    // Not plain: unmatched, even when it starts with an allowed word; only a
+    // forbidden rule looks inside.
+    CHECK(decision_of(r, {"bash", "-lc", "ls $(rm -rf /)"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "ls $(git push)"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "ls > /etc/passwd"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "ls *"}) == "none");
     // A rule on the shell itself still applies.
@@ -174,8 +193,21 @@ TEST_CASE("a forbidden or prompt part decides a script; allow needs every part",
     CHECK(decision_of(r, {"/usr/local/bin/bash", "-c", "ls && rm -rf x"}) == "forbidden");
     CHECK(decision_of(r, {"/usr/bin/dash", "-c", "ls && rm -fr x"}) == "forbidden");
     CHECK(decision_of(r, {"/opt/bash", "-c", "ls && rm -rf x"}) == "none");
-    // Not plain: unmatched (a documented limit).
-    CHECK(decision_of(r, {"bash", "-lc", "ls > out && rm -rf x"}) == "none");
+    // Not plain: forbidden rules look at a rough split; allow and prompt do not.
+    CHECK(decision_of(r, {"bash", "-lc", "ls > out && rm -rf x"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "rm -rf \"$HOME\""}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "X=1 rm -fr $d 2>&1"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "for d in a b; do rm -r -f $d; done"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "echo \"it's\"; rm -rf x"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "echo 'rm -rf x' > notes"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "ls > out; rm -rf \"$d\""}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "echo \"a; rm -rf x\" > notes"}) == "forbidden");  // over-eager
+    CHECK(decision_of(r, {"bash", "-lc", "git push > log"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "ls > out"}) == "none");
+    // A shell inside a shell is followed.
+    CHECK(decision_of(r, {"sh", "-c", "bash -c 'rm -rf x'"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "ls > o; bash -c 'ls && rm -rf x'"}) == "forbidden");
+    CHECK(decision_of(r, {"bash", "-lc", "sh -c ls && ls"}) == "allow");
     // Quoted text is not a command.
     CHECK(decision_of(r, {"bash", "-lc", "echo 'rm -rf x'"}) == "none");
 }
