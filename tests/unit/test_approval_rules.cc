@@ -193,6 +193,15 @@ TEST_CASE("a forbidden or prompt part decides a script; allow needs every part",
     CHECK(decision_of(r, {"/usr/local/bin/bash", "-c", "ls && rm -rf x"}) == "forbidden");
     CHECK(decision_of(r, {"/usr/bin/dash", "-c", "ls && rm -fr x"}) == "forbidden");
     CHECK(decision_of(r, {"/opt/bash", "-c", "ls && rm -rf x"}) == "none");
+    // Quoted text is not a command.
+    CHECK(decision_of(r, {"bash", "-lc", "echo 'rm -rf x'"}) == "none");
+}
+
+TEST_CASE("forbidden rules look inside scripts that are not plain", "[approval][rules][issue17]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["ls"], "decision": "allow"},
+        {"pattern": ["git", "push"], "decision": "prompt"},
+        {"pattern": ["rm", "-rf"], "decision": "forbidden", "justification": "no"}]})");
     // Not plain: forbidden rules look at a rough split; allow and prompt do not.
     CHECK(decision_of(r, {"bash", "-lc", "ls > out && rm -rf x"}) == "forbidden");
     CHECK(decision_of(r, {"bash", "-lc", "rm -rf \"$HOME\""}) == "forbidden");
@@ -208,8 +217,6 @@ TEST_CASE("a forbidden or prompt part decides a script; allow needs every part",
     CHECK(decision_of(r, {"sh", "-c", "bash -c 'rm -rf x'"}) == "forbidden");
     CHECK(decision_of(r, {"sh", "-c", "ls > o; bash -c 'ls && rm -rf x'"}) == "forbidden");
     CHECK(decision_of(r, {"bash", "-lc", "sh -c ls && ls"}) == "allow");
-    // Quoted text is not a command.
-    CHECK(decision_of(r, {"bash", "-lc", "echo 'rm -rf x'"}) == "none");
 }
 
 TEST_CASE("a program named by a standard path matches by its name", "[approval][rules][issue17]") {
