@@ -281,6 +281,15 @@ rm -f "$outside/text-retry"
 is "text mode: an approved retry created the file" yes "$([ -e "$outside/text-retry" ] && echo yes || echo no)"
 ok "text mode: a note says the command ran again without the sandbox" \
     grep -qx "sbx: ran the command again without the sandbox, as approved" "$state/text-retry.err"
+# A misspelled approver is refused before anything runs, not found after a denial.
+rm -f "$outside/never"
+"$SBX" run -p read-only -a on-failure --approver sbx-no-such-approver -C "$ws" -- \
+    sh -c "touch '$outside/never'" >/dev/null 2>"$state/no-approver.err"
+is "an --approver not on PATH is refused (125)" 125 $?
+is "... with one line naming it" \
+    "sbx: --approver: 'sbx-no-such-approver' is not an executable program on PATH; give its path, or fix the name" \
+    "$(cat "$state/no-approver.err")"
+is "... before anything ran" no "$([ -e "$outside/never" ] && echo yes || echo no)"
 printf '{"rules":[{"pattern":[],"decision":"allow"}]}' >"$state/bad-rules.json"
 "$SBX" run --dry-run --rules "$state/bad-rules.json" -- true >/dev/null 2>"$state/dry.err"
 is "--dry-run still refuses a malformed rules file (125)" 125 $?
