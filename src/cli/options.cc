@@ -156,7 +156,7 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
 std::string current_dir() { return system_environment().cwd; }
 
 struct RunText {
-    std::string cwd, timeout, stdin_mode = "inherit", target_os;
+    std::string cwd, timeout, max_bytes, max_lines, stdin_mode = "inherit", target_os;
     std::vector<std::string> env, unset_env;
     bool no_cap = false, json = false, events = false;
 };
@@ -166,9 +166,9 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.option("-C,--cwd", text.cwd, "Where the command runs (default: the current directory)");
     add.option("-t,--timeout", text.timeout,
                "Kill the command and everything it started after DURATION: 500ms, 10s, 2m, 1h; a bare "
-               "number is seconds (exit 124)");
-    add.option("--max-output-bytes", args.caps.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)");
-    add.option("--max-output-lines", args.caps.max_lines, "Lines shown per stream (default 256; 0 = no cap)");
+               "number is seconds; 0 means none (exit 124)");
+    add.option("--max-output-bytes", text.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)");
+    add.option("--max-output-lines", text.max_lines, "Lines shown per stream (default 256; 0 = no cap)");
     add.flag("--no-output-cap", text.no_cap, "Show all output (both caps 0)");
     add.flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout");
     add.flag("--events", text.events, "Print JSON Lines while running: begin, output, end (the result)");
@@ -198,6 +198,14 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
 }
 
 void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> command) {
+    // Numbers first: a bad value is an error whether or not a command follows.
+    if (!text.timeout.empty()) {
+        // As with timeout(1), a zero duration means no timeout.
+        const auto timeout = parse_duration(text.timeout, "--timeout");
+        if (timeout.count() > 0) args.timeout = timeout;
+    }
+    if (!text.max_bytes.empty()) args.caps.max_bytes = parse_count(text.max_bytes, "--max-output-bytes");
+    if (!text.max_lines.empty()) args.caps.max_lines = parse_count(text.max_lines, "--max-output-lines");
     if (command.empty()) throw Error("run: no command given (usage: sbx run [OPTIONS] -- COMMAND [ARG...])");
     args.command.argv = std::move(command);
     std::string cwd = current_dir();
@@ -208,7 +216,6 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         cwd = *real;
     }
     args.command.cwd = cwd;
-    if (!text.timeout.empty()) args.timeout = parse_duration(text.timeout, "--timeout");
     if (text.no_cap) args.caps = {0, 0};
     if (text.json && text.events) throw Error("--json and --events: choose one output format");
     args.format = text.json ? OutputFormat::Json : text.events ? OutputFormat::Events : OutputFormat::Text;

@@ -37,17 +37,28 @@ std::optional<double> to_double(std::string_view digits) {
     return v;
 }
 
+// A negative number is named as such, not as garbage: "-5" is a number the
+// user meant, only below zero.
+void refuse_negative(std::string_view text, const std::string& what, std::string_view instead) {
+    if (text.size() > 1 && text.front() == '-' &&
+        (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
+        throw Error(fmt::format("{}: '{}' is negative; give {}", what, text, instead));
+}
+
 }  // namespace
 
 std::uint64_t parse_count(std::string_view text, const std::string& what) {
+    refuse_negative(text, what, "a whole number, 0 or more");
     std::uint64_t v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc::result_out_of_range) throw Error(fmt::format("{}: '{}' is too large", what, text));
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
         throw Error(fmt::format("{}: '{}' is not a whole number", what, text));
     return v;
 }
 
 std::uint64_t parse_size(std::string_view text, const std::string& what) {
+    refuse_negative(text, what, "a size such as 4096, 100k, 512M, 2G");
     auto [digits, suffix] = split_number(text);
     auto value = to_double(digits);
     if (!suffix.empty() && suffix.back() == 'b') suffix.pop_back();
@@ -66,6 +77,7 @@ std::uint64_t parse_size(std::string_view text, const std::string& what) {
 }
 
 std::chrono::milliseconds parse_duration(std::string_view text, const std::string& what) {
+    refuse_negative(text, what, "a duration such as 500ms, 10s, 2m, 1h");
     auto [digits, suffix] = split_number(text);
     auto value = to_double(digits);
     double ms_per_unit = -1;

@@ -12,7 +12,8 @@ namespace sbx {
 // "B"/"iB", any case).  Throws Error("<what>: ...") on anything else.
 std::uint64_t parse_size(std::string_view text, const std::string& what);
 
-// A whole non-negative number.  Throws Error("<what>: ...").
+// A whole non-negative number.  Throws Error("<what>: ...") naming what is
+// wrong: negative, too large, or not a number.
 std::uint64_t parse_count(std::string_view text, const std::string& what);
 
 // "500ms", "10s", "2m", "1h"; a bare number is seconds (fractions allowed:

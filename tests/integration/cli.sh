@@ -76,8 +76,45 @@ is "check answers in command-line order" "write write connect" "$(awk '{print $2
 ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected: $ws/repo/.git" "$ws/out"
 ok "check --json" bash -c "'$SBX' check --json -n limited --connect localhost:8080 | python3 -c 'import json,sys; a=json.load(sys.stdin)[0]; assert a[\"allowed\"] and \"loopback\" in a[\"rule\"]'"
 
+# The exit status and the whole of stderr, for a command that prints nothing
+# on stdout: "125 sbx: ...", compared byte for byte.
+answer() {
+    local out err status
+    out=$("$@" 2>"$ws/err"); status=$?
+    err=$(cat "$ws/err")
+    [ -z "$out" ] || err="stdout '$out'; $err"
+    printf '%s %s' "$status" "$err"
+}
+
+# -t 0 means no timeout, as with timeout(1).
+for zero in 0 0s 0ms; do
+    out=$("$SBX" run -t "$zero" -- sh -c 'sleep 0.2; echo done' 2>"$ws/err"); status=$?
+    is "-t $zero means no timeout" "0 done " "$status $out $(cat "$ws/err")"
+done
+
+# Numeric options: negative numbers and garbage, named as such.
+neg="is negative; give a whole number, 0 or more"
+is "--max-output-bytes -5" "125 sbx: --max-output-bytes: '-5' $neg" "$(answer "$SBX" run --max-output-bytes -5 -- true)"
+is "--max-output-bytes abc" "125 sbx: --max-output-bytes: 'abc' is not a whole number" \
+    "$(answer "$SBX" run --max-output-bytes abc -- true)"
+is "--max-output-lines -1" "125 sbx: --max-output-lines: '-1' $neg" "$(answer "$SBX" run --max-output-lines -1 -- true)"
+is "--max-output-lines 1x" "125 sbx: --max-output-lines: '1x' is not a whole number" \
+    "$(answer "$SBX" run --max-output-lines 1x -- true)"
+is "--limit-procs -2" "125 sbx: --limit-procs: '-2' $neg" "$(answer "$SBX" policy --limit-procs -2)"
+is "--limit-cpu abc" "125 sbx: --limit-cpu: 'abc' is not a whole number" "$(answer "$SBX" policy --limit-cpu abc)"
+is "--limit-open-files -1" "125 sbx: --limit-open-files: '-1' $neg" "$(answer "$SBX" policy --limit-open-files -1)"
+is "--limit-memory -1G" "125 sbx: --limit-memory: '-1G' is negative; give a size such as 4096, 100k, 512M, 2G" \
+    "$(answer "$SBX" policy --limit-memory -1G)"
+is "--limit-file-size abc" "125 sbx: --limit-file-size: 'abc' is not a size (examples: 4096, 100k, 512M, 2G)" \
+    "$(answer "$SBX" policy --limit-file-size abc)"
+is "-t -1" "125 sbx: --timeout: '-1' is negative; give a duration such as 500ms, 10s, 2m, 1h" \
+    "$(answer "$SBX" run -t -1 -- true)"
+is "-t abc" "125 sbx: --timeout: 'abc' is not a duration (examples: 500ms, 10s, 2m, 1h; a bare number is seconds)" \
+    "$(answer "$SBX" run -t abc -- true)"
+out=$("$SBX" run --max-output-bytes 0 --max-output-lines 0 -- echo fine)
+is "--max-output-bytes 0 --max-output-lines 0 are accepted" "0 fine" "$? $out"
+
 # --help, --version
-ok "--version" bash -c "'$SBX' --version | grep -qx 'sbx [0-9.]*'"
 for flag in --policy --network --writable-root --workspace --exclude-slash-tmp --exclude-tmpdir-env-var \
     --protect --unprotect --allow-unprotected --policy-file --policy-json --limit-memory --limit-cpu \
     --limit-procs --limit-file-size --limit-open-files --cwd --timeout --max-output-bytes --max-output-lines \

@@ -21,8 +21,19 @@ TEST_CASE("sizes") {
 TEST_CASE("counts") {
     CHECK(parse_count("0", "x") == 0u);
     CHECK(parse_count("64", "x") == 64u);
-    for (const char* bad : {"", "-3", "1.5", "ten", "3 "})
+    for (const char* bad : {"", "1.5", "ten", "3 ", "-"})
         CHECK_THROWS_WITH(parse_count(bad, "--limit-procs"), Catch::EndsWith("is not a whole number"));
+}
+
+TEST_CASE("a negative number is called negative, with what to give instead") {
+    CHECK_THROWS_WITH(parse_count("-3", "--limit-procs"),
+                      "--limit-procs: '-3' is negative; give a whole number, 0 or more");
+    CHECK_THROWS_WITH(parse_size("-1M", "--limit-memory"),
+                      "--limit-memory: '-1M' is negative; give a size such as 4096, 100k, 512M, 2G");
+    CHECK_THROWS_WITH(parse_duration("-1.5", "--timeout"),
+                      "--timeout: '-1.5' is negative; give a duration such as 500ms, 10s, 2m, 1h");
+    CHECK_THROWS_WITH(parse_count("99999999999999999999", "--max-output-bytes"),
+                      "--max-output-bytes: '99999999999999999999' is too large");
 }
 
 TEST_CASE("durations") {
