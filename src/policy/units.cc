@@ -91,7 +91,9 @@ std::chrono::milliseconds parse_duration(std::string_view text, const std::strin
                                 what, text));
     double ms = *value * ms_per_unit;
     if (ms > 1e15) throw Error(fmt::format("{}: '{}' is too long", what, text));
-    return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+    // Only a zero duration is zero (to --timeout: no timeout); a positive one
+    // below a millisecond is one millisecond.
+    return std::chrono::milliseconds(std::max<std::int64_t>(std::llround(ms), ms > 0 ? 1 : 0));
 }
 
 }  // namespace sbx

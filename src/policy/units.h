@@ -17,7 +17,8 @@ std::uint64_t parse_size(std::string_view text, const std::string& what);
 std::uint64_t parse_count(std::string_view text, const std::string& what);
 
 // "500ms", "10s", "2m", "1h"; a bare number is seconds (fractions allowed:
-// "1.5").  Throws Error("<what>: ...").
+// "1.5").  Zero only for a zero duration: "0.1ms" is 1ms.  Throws
+// Error("<what>: ...").
 std::chrono::milliseconds parse_duration(std::string_view text, const std::string& what);
 
 }  // namespace sbx

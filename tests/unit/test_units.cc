@@ -43,6 +43,10 @@ TEST_CASE("durations") {
     CHECK(parse_duration("1.5", "t") == 1500ms);
     CHECK(parse_duration("2m", "t") == 120s);
     CHECK(parse_duration("1h", "t") == 3600s);
+    CHECK(parse_duration("0", "t") == 0ms);
+    CHECK(parse_duration("0ms", "t") == 0ms);
+    CHECK(parse_duration("0.1ms", "t") == 1ms);
+    CHECK(parse_duration("0.0001", "t") == 1ms);
     for (const char* bad : {"", "s", "10x", "-1", "1e3", "ms10"})
         CHECK_THROWS_WITH(parse_duration(bad, "--timeout"), Catch::StartsWith("--timeout: '"));
 }
