@@ -54,6 +54,12 @@ CanonicalPolicy resolve_policy_args(const PolicyArgs& args, const std::string& w
     if (file) input.merge(load(read_policy_file(*file, file_source), file_source));
     if (args.policy_json) input.merge(load(*args.policy_json, "--policy-json"));
     input.merge(args.flags);
+    // Every source is in: a mode none of them named is the default, and
+    // writable roots under it are a contradiction that resolve() reports.
+    if (!input.mode) {
+        input.mode = Mode::ReadOnly;
+        input.mode_source = "default";
+    }
     return resolve(input, env);
 }
 

@@ -102,7 +102,8 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
                "Network: restricted (default; full for danger-full-access), limited (a private network "
                "with only loopback), full");
     add.option("-w,--writable-root", text.writable_roots,
-               "A directory writable in workspace-write, besides the workspace (repeatable)");
+               "A directory writable in workspace-write, besides the workspace (repeatable; refused under "
+               "the other modes)");
     add.option("--workspace", text.workspace, "The workspace directory (default: the command's cwd)");
     add.flag("--exclude-slash-tmp", text.exclude_slash_tmp, "Do not make /tmp and /dev/shm writable");
     add.flag("--exclude-tmpdir-env-var", text.exclude_tmpdir, "Do not make $TMPDIR writable");

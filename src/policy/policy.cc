@@ -100,6 +100,35 @@ std::vector<std::string> protected_paths_of(const std::string& root,
     return out;
 }
 
+// Writable roots mean something only in workspace-write: read-only would
+// ignore them, and the modes without a filesystem sandbox make everything
+// writable already.  A mode that no source named is judged by the caller
+// that merged every source (a policy file may leave the mode to the flags).
+void check_writable_roots(const PolicyInput& in, Mode mode) {
+    if (in.writable_roots.empty() || !in.mode || mode == Mode::WorkspaceWrite) return;
+    const std::string& source = in.writable_roots.front().source;
+    switch (mode) {
+        case Mode::ReadOnly: {
+            // The fix is where the mode was set: a flag, or the document's key.
+            const bool by_flag = in.mode_source.starts_with("--") && in.mode_source.find(':') == std::string::npos;
+            const bool by_default = in.mode_source == "default";
+            throw Error(fmt::format("{}: writable roots need {} (the policy is read-only{})", source,
+                                    by_flag || by_default ? "-p workspace-write" : "mode workspace-write",
+                                    by_flag || by_default ? "" : ", from " + in.mode_source));
+        }
+        case Mode::DangerFullAccess:
+            throw Error(fmt::format("{}: danger-full-access makes everything writable already, so writable "
+                                    "roots add nothing; drop them, or use -p workspace-write to write only there",
+                                    source));
+        case Mode::ExternalSandbox:
+            throw Error(fmt::format("{}: external-sandbox leaves the filesystem to the sandbox outside sbx, so "
+                                    "writable roots add nothing; drop them, or use -p workspace-write to write "
+                                    "only there",
+                                    source));
+        case Mode::WorkspaceWrite: break;
+    }
+}
+
 }  // namespace
 
 std::string join_path(const std::string& base, const std::string& rel) {
@@ -217,6 +246,8 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
             "limits: danger-full-access has no sandbox, so the --limit-* limits cannot be enforced; use "
             "-p external-sandbox -n full to apply only the limits");
     }
+
+    check_writable_roots(in, p.mode);
 
     const auto ws = in.workspace.value_or(PolicyInput::SourcedPath{env.cwd, "cwd"});
     p.workspace = resolve_dir(ws.path, env, ws.source);

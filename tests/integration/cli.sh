@@ -92,6 +92,33 @@ for zero in 0 0s 0ms; do
     is "-t $zero means no timeout" "0 done " "$status $out $(cat "$ws/err")"
 done
 
+# Writable roots only mean something in workspace-write.
+is "-w under the default read-only is refused" \
+    "125 sbx: --writable-root: writable roots need -p workspace-write (the policy is read-only)" \
+    "$(answer "$SBX" policy -w "$ws/extra")"
+is "-w with -p read-only is refused" \
+    "125 sbx: --writable-root: writable roots need -p workspace-write (the policy is read-only)" \
+    "$(answer "$SBX" run -p read-only -w "$ws/extra" -- true)"
+is "-w with danger-full-access is refused" \
+    "125 sbx: --writable-root: danger-full-access makes everything writable already, so writable roots add nothing; drop them, or use -p workspace-write to write only there" \
+    "$(answer "$SBX" run -p danger-full-access -w "$ws/extra" -- true)"
+is "-w with external-sandbox is refused" \
+    "125 sbx: --writable-root: external-sandbox leaves the filesystem to the sandbox outside sbx, so writable roots add nothing; drop them, or use -p workspace-write to write only there" \
+    "$(answer "$SBX" policy -p external-sandbox -w "$ws/extra")"
+printf '{"mode":"read-only","writable_roots":["%s"]}' "$ws/extra" >"$ws/ro-roots.json"
+is "a policy file with read-only and writable_roots is refused" \
+    "125 sbx: --policy-file $ws/ro-roots.json: key 'writable_roots': writable roots need mode workspace-write (the policy is read-only, from --policy-file $ws/ro-roots.json: key 'mode')" \
+    "$(answer "$SBX" policy --policy-file "$ws/ro-roots.json")"
+printf '{"writable_roots":["%s"]}' "$ws/extra" >"$ws/roots.json"
+is "a policy file's writable_roots under the default mode are refused" \
+    "125 sbx: --policy-file $ws/roots.json: key 'writable_roots': writable roots need -p workspace-write (the policy is read-only)" \
+    "$(answer "$SBX" policy --policy-file "$ws/roots.json")"
+is "a policy file's writable_roots with -p workspace-write are taken" "$ws/extra" \
+    "$("$SBX" policy --json --policy-file "$ws/roots.json" -p workspace-write | python3 -c 'import json,sys; print(*json.load(sys.stdin)["writable_roots"])')"
+is "Codex read-only JSON with -w is refused" \
+    "125 sbx: --writable-root: writable roots need mode workspace-write (the policy is read-only, from --policy-json: key 'type')" \
+    "$(answer "$SBX" policy --policy-json '{"type":"read-only"}' -w "$ws/extra")"
+
 # Numeric options: negative numbers and garbage, named as such.
 neg="is negative; give a whole number, 0 or more"
 is "--max-output-bytes -5" "125 sbx: --max-output-bytes: '-5' $neg" "$(answer "$SBX" run --max-output-bytes -5 -- true)"

@@ -195,6 +195,36 @@ TEST_CASE("bad paths and names are errors naming the flag") {
     CHECK_THROWS_WITH(resolve(names, fs.env("/work/repo")), Catch::StartsWith("--unprotect: '.nothing'"));
 }
 
+TEST_CASE("writable roots outside workspace-write are refused, with the fix") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+    PolicyInput in = input(Mode::ReadOnly);
+    in.writable_roots = {{"/opt", "--writable-root"}};
+    CHECK_THROWS_WITH(resolve(in, env), "--writable-root: writable roots need -p workspace-write (the policy is read-only)");
+    in.mode_source = "default";
+    CHECK_THROWS_WITH(resolve(in, env), "--writable-root: writable roots need -p workspace-write (the policy is read-only)");
+
+    SECTION("a policy document that says read-only and names writable roots contradicts itself") {
+        const std::string doc = R"({"mode":"read-only","writable_roots":["/opt"]})";
+        CHECK_THROWS_WITH(parse_policy_text(doc, "p.json", env),
+                          "p.json: key 'writable_roots': writable roots need mode workspace-write (the policy is "
+                          "read-only, from p.json: key 'mode')");
+    }
+    SECTION("a document that leaves the mode to later sources may name writable roots") {
+        PolicyInput merged = read_policy_text(R"({"writable_roots":["/opt"]})", "p.json", env).input;
+        merged.merge(input(Mode::WorkspaceWrite));
+        CHECK(resolve(merged, env).writable_roots == std::vector<std::string>{"/opt"});
+    }
+    SECTION("the modes without a filesystem sandbox: everything is writable already") {
+        in.mode = Mode::DangerFullAccess;
+        CHECK_THROWS_WITH(resolve(in, env), Catch::StartsWith("--writable-root: danger-full-access makes everything "
+                                                              "writable already"));
+        in.mode = Mode::ExternalSandbox;
+        CHECK_THROWS_WITH(resolve(in, env), Catch::StartsWith("--writable-root: external-sandbox leaves the "
+                                                              "filesystem to the sandbox outside sbx"));
+    }
+}
+
 TEST_CASE("--protect adds a name, --unprotect removes one") {
     FakeFs fs = machine();
     PolicyInput in = input(Mode::WorkspaceWrite);
