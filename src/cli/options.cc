@@ -21,6 +21,30 @@ constexpr const char* kExitCodes =
     "Exit status of sbx run: the command's own; 124 timeout; 128+N killed by signal N;\n"
     "125 sbx failed or refused (one line on stderr starting with 'sbx: '); 126 the command\n"
     "cannot be executed; 127 it is not found.  See sbx(1).";
+constexpr const char* kPolicyExitCodes =
+    "Exit status: 0 the policy was printed; 125 sbx refused (one line on stderr starting with\n"
+    "'sbx: ').  See sbx(1).";
+constexpr const char* kCheckExitCodes =
+    "Exit status: 0 every query is allowed; 1 any is denied; 125 sbx refused (one line on stderr\n"
+    "starting with 'sbx: ').  See sbx(1).";
+constexpr const char* kDoctorExitCodes =
+    "Exit status: 0 every mode is enforced on this machine; 1 otherwise.  See sbx(1).";
+
+constexpr const char* kCommands = "commands: run, policy, check, doctor";
+
+// The usage line of sbx run names the command it runs, which CLI11 (it
+// collects the command with prefix_command(), not a positional) leaves out.
+class HelpFormatter : public CLI::Formatter {
+public:
+    std::string make_usage(const CLI::App* app, std::string name) const override {
+        std::string usage = CLI::Formatter::make_usage(app, std::move(name));
+        if (app->get_name() == "run" && app->get_parent() != nullptr) {
+            const auto end = usage.find_last_not_of('\n') + 1;
+            usage.insert(end, " -- COMMAND [ARG...]");
+        }
+        return usage;
+    }
+};
 
 // Which options a subcommand needs for this command line.  CLI11 checks
 // every new option's names against all the others (quadratic, about two
@@ -258,6 +282,43 @@ std::string one_line(std::string s) {
     return s;
 }
 
+// The first word must be a command (or --help, --version); CLI11 would say
+// only "A subcommand is required" or "arguments were not expected".
+void check_command_word(const CLI::App& app, const std::vector<std::string>& words) {
+    if (words.empty()) throw Error(fmt::format("no command given ({}); see sbx --help", kCommands));
+    const std::string& first = words.front();
+    if (first == "-h" || first == "--help" || first == "--version") return;
+    auto is_command = [&app](const std::string& w) {
+        try {
+            return app.get_subcommand(w) != nullptr;
+        } catch (const CLI::OptionNotFound&) {
+            return false;
+        }
+    };
+    if (is_command(first)) return;
+    if (first.size() < 2 || first.front() != '-')
+        throw Error(fmt::format("unknown command '{}' ({}); see sbx --help", first, kCommands));
+
+    // An option before the command: name the command line that works.
+    const std::string flag = first.substr(0, first[1] == '-' ? first.find('=') : 2);
+    const auto command = std::find_if(words.begin(), words.end(), is_command);
+    const CLI::App* owner = nullptr;
+    for (const char* name : {"run", "policy", "check", "doctor"}) {
+        const CLI::App* sub = app.get_subcommand(name);
+        if ((command == words.end() || *command == name) && sub->get_option_no_throw(flag) != nullptr) {
+            owner = sub;
+            break;
+        }
+    }
+    if (owner == nullptr)
+        throw Error(fmt::format("{}: not an option of sbx nor of {}; see sbx --help",
+                                flag, command == words.end() ? "any command" : "sbx " + *command));
+    const std::string name = owner->get_name();
+    std::vector<std::string> moved(words.begin(), command);
+    throw Error(fmt::format("{}: options go after the command: sbx {} {}{}", flag, name, fmt::join(moved, " "),
+                            name == "run" ? " -- ..." : ""));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,6 +328,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "sbx " SBX_VERSION);
     app.require_subcommand(1);
     app.footer(kExitCodes);
+    app.formatter(std::make_shared<HelpFormatter>());  // subcommands inherit it
 
     // CLI11 hands "--" back to the parent app, so the command after the first
     // "--" is split off here; without "--", prefix_command() collects it.
@@ -295,6 +357,7 @@ int main(int argc, char** argv) {
     Adder policy_flags(*policy, in_argv, "Options");
     policy_flags.flag("--json", policy_args.json, "Print the canonical JSON");
     policy_flags.flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
+    policy->footer(kPolicyExitCodes);
 
     CheckArgs check_args;
     PolicyText check_policy;
@@ -317,11 +380,15 @@ int main(int argc, char** argv) {
     query("--exec", CheckQuery::Kind::Exec, "May the command execute PATH?");
     query("--connect", CheckQuery::Kind::Connect, "May the command connect to HOST:PORT?");
     Adder(*check, in_argv, "Options").flag("--json", check_args.json, "Print the answers as JSON");
+    check->footer(kCheckExitCodes);
 
     DoctorArgs doctor_args;
     CLI::App* doctor = app.add_subcommand(
         "doctor", "Report what this machine can enforce, proven by a live probe under each mode");
     Adder(*doctor, in_argv, "Options").flag("--json", doctor_args.json, "Print the report as JSON");
+    doctor->footer(kDoctorExitCodes);
+
+    check_command_word(app, words);
 
     std::reverse(words.begin(), words.end());  // CLI11 parses a reversed vector
     try {

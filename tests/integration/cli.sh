@@ -119,6 +119,19 @@ is "Codex read-only JSON with -w is refused" \
     "125 sbx: --writable-root: writable roots need mode workspace-write (the policy is read-only, from --policy-json: key 'type')" \
     "$(answer "$SBX" policy --policy-json '{"type":"read-only"}' -w "$ws/extra")"
 
+# The command word.
+is "no command" "125 sbx: no command given (commands: run, policy, check, doctor); see sbx --help" "$(answer "$SBX")"
+is "an unknown command" \
+    "125 sbx: unknown command 'frobnicate' (commands: run, policy, check, doctor); see sbx --help" \
+    "$(answer "$SBX" frobnicate)"
+is "a policy option before the command" \
+    "125 sbx: -p: options go after the command: sbx run -p workspace-write -- ..." \
+    "$(answer "$SBX" -p workspace-write run ls)"
+is "an option of doctor before it" "125 sbx: --json: options go after the command: sbx doctor --json" \
+    "$(answer "$SBX" --json doctor)"
+is "an option no command has" "125 sbx: --frobnicate: not an option of sbx nor of sbx run; see sbx --help" \
+    "$(answer "$SBX" --frobnicate run ls)"
+
 # Numeric options: negative numbers and garbage, named as such.
 neg="is negative; give a whole number, 0 or more"
 is "--max-output-bytes -5" "125 sbx: --max-output-bytes: '-5' $neg" "$(answer "$SBX" run --max-output-bytes -5 -- true)"
@@ -142,6 +155,20 @@ out=$("$SBX" run --max-output-bytes 0 --max-output-lines 0 -- echo fine)
 is "--max-output-bytes 0 --max-output-lines 0 are accepted" "0 fine" "$? $out"
 
 # --help, --version
+is "run --help: the usage names the command" "Usage: sbx run [OPTIONS] -- COMMAND [ARG...]" \
+    "$("$SBX" run --help | grep '^Usage')"
+is "policy --help ends with its own exit status" \
+    "Exit status: 0 the policy was printed; 125 sbx refused (one line on stderr starting with
+'sbx: ').  See sbx(1)." "$("$SBX" policy --help | tail -n 2)"
+is "check --help ends with its own exit status" \
+    "Exit status: 0 every query is allowed; 1 any is denied; 125 sbx refused (one line on stderr
+starting with 'sbx: ').  See sbx(1)." "$("$SBX" check --help | tail -n 2)"
+is "doctor --help ends with its own exit status" \
+    "Exit status: 0 every mode is enforced on this machine; 1 otherwise.  See sbx(1)." \
+    "$("$SBX" doctor --help | tail -n 1)"
+is "run --help ends with the exit status of sbx run" "cannot be executed; 127 it is not found.  See sbx(1)." \
+    "$("$SBX" run --help | tail -n 1)"
+ok "--version" bash -c "'$SBX' --version | grep -qx 'sbx [0-9.]*'"
 for flag in --policy --network --writable-root --workspace --exclude-slash-tmp --exclude-tmpdir-env-var \
     --protect --unprotect --allow-unprotected --policy-file --policy-json --limit-memory --limit-cpu \
     --limit-procs --limit-file-size --limit-open-files --cwd --timeout --max-output-bytes --max-output-lines \
