@@ -91,6 +91,13 @@ std::optional<std::string> protected_by(const CanonicalPolicy& p, const std::str
     return std::nullopt;
 }
 
+// The flag that makes dir writable: -w DIR, which needs workspace-write
+// (under read-only, -w alone is refused).
+std::string write_hint(const CanonicalPolicy& p, const std::string& dir) {
+    if (p.mode == Mode::ReadOnly) return fmt::format("to allow writes to {} use -p workspace-write -w {}", dir, dir);
+    return fmt::format("to allow writes to {} add -w {}", dir, dir);
+}
+
 }  // namespace
 
 std::string sanitize_utf8(std::string_view s) {
@@ -176,9 +183,7 @@ std::optional<std::string> denial_note(const RunReport& r) {
             if (auto name = protected_by(p, d.path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", d.path, *name);
             } else {
-                const std::string dir = parent_dir(d.path);
-                hint = fmt::format("to allow writes to {} add -w {}{}", dir, dir,
-                                   p.mode == Mode::ReadOnly ? " or use -p workspace-write" : "");
+                hint = write_hint(p, parent_dir(d.path));
             }
             break;
         }
@@ -207,12 +212,10 @@ std::optional<std::string> denial_note(const RunReport& r) {
             if (auto name = protected_by(p, path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", path, *name);
             } else {
-                const std::string dir = parent_dir(path);
-                hint = fmt::format("to allow writes to {} add -w {}{}", dir, dir,
-                                   p.mode == Mode::ReadOnly ? " or use -p workspace-write" : "");
+                hint = write_hint(p, parent_dir(path));
             }
         } else if (p.mode == Mode::ReadOnly) {
-            hint = "to allow writes to the workspace use -p workspace-write, or add -w DIR for another directory";
+            hint = "to allow writes to the workspace use -p workspace-write (and -w DIR for another directory)";
         } else if (p.mode == Mode::WorkspaceWrite) {
             hint = "if it was a write outside the writable roots, add -w DIR";
             if (p.network != Network::Full) hint += "; if it was the network, use -n limited (loopback) or -n full";

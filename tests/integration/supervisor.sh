@@ -448,7 +448,7 @@ is "--dry-run for danger-full-access: the command itself" '["true"]' "$("$SBX" r
 rc=$?
 ok "read-only: the write fails ($rc)" test "$rc" -ne 0 -a ! -e "/etc/sbx-denied-$$"
 ok "read-only: the note names the denial and the flag" \
-    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc add -w /etc or use -p workspace-write$" "$d/err"
+    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc use -p workspace-write -w /etc$" "$d/err"
 out=$("$SBX" run -p read-only --json -- touch "/etc/sbx-denied-$$")
 is "--json: sandbox_denied" true "$(jq .sandbox_denied <<<"$out")"
 out=$("$SBX" run "${full[@]}" --json -- sh -c 'echo "Permission denied" >&2; exit 1')
@@ -465,7 +465,7 @@ mkdir "$repo/.git" "$repo/sub"
 rc=$?
 ok "read-only, sh redirection: refused ($rc), nothing written" test "$rc" -eq 2 -a ! -e "$repo/sub/new"
 ok "read-only, sh redirection: the note names the directory" \
-    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to $repo/sub add -w $repo/sub or use -p workspace-write$" "$d/err"
+    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to $repo/sub use -p workspace-write -w $repo/sub$" "$d/err"
 (cd "$repo/sub" && "$SBX" run -p workspace-write -w "$repo" -- sh -c 'echo x > ../.git/config') 2>"$d/err"
 ok "workspace-write, a protected .git: nothing written" test ! -e "$repo/.git/config"
 ok "workspace-write, a protected .git: the note says --unprotect .git" \

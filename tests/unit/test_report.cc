@@ -101,7 +101,7 @@ TEST_CASE("the truncation note") {
 TEST_CASE("the denial note names what was denied and the flag that allows it") {
     RunReport r = sample();
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc "
-                            "add -w /etc or use -p workspace-write\n");
+                            "use -p workspace-write -w /etc\n");
     r.policy.mode = Mode::WorkspaceWrite;
     r.policy.writable = {WritableRoot{"/work", {"/work/.git"}}};
     r.denial.path = "/work/.git/hooks/x";
