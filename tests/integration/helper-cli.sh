@@ -132,19 +132,25 @@ is "SIGKILL of the helper kills everything in the sandbox" "" "$(pgrep -f "^$mar
 pkill -f "^$marker" 2>/dev/null
 eventually placeholders_gone "$ws"
 is "... and its pid 1 removes the placeholders" "" "$(protected_names_in "$ws")"
-# A helper killed together with its pid 1 (pid 1 stopped first, so that it
-# cannot act on the helper's death) leaves its placeholders behind.
+# A helper killed together with its pid 1 leaves its placeholders behind.
+# The helper is stopped first (it cannot clean up), then pid 1 is killed
+# (it never learns of the helper's end), then the helper.  (Stopping pid 1
+# instead did not hold: when the helper died, the kernel continued pid 1,
+# whose process group it had orphaned, with SIGHUP and SIGCONT, and pid 1
+# then removed the placeholders before the test could kill it.)
 rm -f "$ws/ready-file"
 "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
     sh -c 'echo ready > ready-file; exec sleep 60' &
 pid=$!
 for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
 pid1=$(pgrep -P "$pid")
-kill -STOP "$pid1"
+state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+kill -STOP "$pid"
+eventually test "$(state_of "$pid")" = T
+kill -KILL "$pid1"
+eventually test "$(state_of "$pid1")" = Z  # dead, its namespace gone; the helper has not reaped it
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-kill -KILL "$pid1"
-sleep 0.1
 is "a helper killed with its pid 1 leaves its placeholder behind" "/dev/null/sbx-protected-path" "$(readlink "$ws/.sbx")"
 is "the next run keeps the leftover placeholder masked" "/dev/null/sbx-protected-path" \
     "$("$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
