@@ -196,33 +196,28 @@ ended() {
 # No process whose command line names $1 is left (sbx, the helper, the command).
 none_names() { ! pgrep -f "$1" >/dev/null; }
 late_writer="(sleep 3; touch '$d/late') &"
-for policy in danger-full-access workspace-write; do
-    # From an interactive shell (progs/pty-job.py): the command stops itself,
-    # sbx's job stops and the shell prompts; then the shell tells of the
-    # job's end (124) and the session is left with the shell alone.
+# selfstop LABEL POLICY SCRIPT: from an interactive shell (progs/pty-job.py),
+# sbx run -t 1s runs SCRIPT, which stops its job; the shell prompts, then
+# tells of the job's end (124) within half a second of the deadline, the
+# session is left with the shell alone, and the background writer never wrote.
+selfstop() {
+    local label=$1 policy=$2 script=$3 out ms
     rm -f "$d/ready" "$d/late"
     out=$(cd "$d" && python3 "$here/progs/pty-job.py" selfstop "$d/ready" -- \
-        "$SBX" run -t 1s -p "$policy" -- sh -c "touch '$d/ready'; $late_writer kill -STOP \$\$")
+        "$SBX" run -t 1s -p "$policy" -- sh -c "touch '$d/ready'; $late_writer $script")
     ms=$(sed -n 's/^ms=//p' <<<"$out")
-    is "$policy, -t 1s, the command stops its job in a shell: the steps the shell confirmed" \
+    is "$policy, -t 1s, $label in a shell: the steps the shell confirmed" \
         "stopped exit=124 alone alive" "$(echo $(grep -v '^ms=' <<<"$out"))"
-    ok "$policy, -t 1s, the command stops its job in a shell: the job ended ${ms:-never} ms after it was typed" \
+    ok "$policy, -t 1s, $label in a shell: the job ended ${ms:-never} ms after it was typed" \
         test -n "$ms" -a "${ms:-0}" -ge 1000 -a "${ms:-0}" -lt 1500
-    ok "$policy, -t 1s, the command stops its job in a shell: its background process never wrote" test ! -e "$d/late"
-    # From the shell, SIGSTOP to sbx itself (its pid is the command's
-    # parent, unsandboxed): the job stops and the shell takes the terminal;
-    # sbx, ending in the background, leaves it to the shell.
-    if [ "$policy" = danger-full-access ]; then
-        rm -f "$d/ready" "$d/late"
-        out=$(cd "$d" && python3 "$here/progs/pty-job.py" selfstop "$d/ready" -- \
-            "$SBX" run -t 1s -p "$policy" -- sh -c "touch '$d/ready'; $late_writer kill -STOP \$PPID; exec sleep 5")
-        ms=$(sed -n 's/^ms=//p' <<<"$out")
-        is "$policy, -t 1s, SIGSTOP to sbx in a shell: the steps the shell confirmed" \
-            "stopped exit=124 alone alive" "$(echo $(grep -v '^ms=' <<<"$out"))"
-        ok "$policy, -t 1s, SIGSTOP to sbx in a shell: the job ended ${ms:-never} ms after it was typed" \
-            test -n "$ms" -a "${ms:-0}" -ge 1000 -a "${ms:-0}" -lt 1500
-        ok "$policy, -t 1s, SIGSTOP to sbx in a shell: the command's background process never wrote" test ! -e "$d/late"
-    fi
+    ok "$policy, -t 1s, $label in a shell: its background process never wrote" test ! -e "$d/late"
+}
+for policy in danger-full-access workspace-write; do
+    selfstop "the command stops its job" "$policy" 'kill -STOP $$'
+    # SIGSTOP to sbx itself (its pid is the command's parent, unsandboxed):
+    # the job stops and the shell takes the terminal; sbx, ending in the
+    # background, leaves it to the shell.
+    [ "$policy" = danger-full-access ] && selfstop "SIGSTOP to sbx" "$policy" 'kill -STOP $PPID; exec sleep 5'
     # Without a terminal: SIGSTOP to sbx once the command runs.
     rm -f "$d/ready" "$d/late"
     t0=$(now_ms)
