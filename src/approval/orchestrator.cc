@@ -75,7 +75,8 @@ bool approved(ReviewDecision d) {
     return d == ReviewDecision::Approved || d == ReviewDecision::ApprovedForSession;
 }
 
-// The one line (after "sbx: ") for a prompt refused before anything ran.
+// The one line (after "sbx: ") for a refused prompt: before anything ran,
+// or (after "not run again without the sandbox: ") for a retry.
 std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDecision d,
                     const ApprovalSettings& settings) {
     const std::string what =
@@ -142,7 +143,10 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     entry["first_attempt"] = json{{"exit_code", c.out.result.exit_code}, {"sandbox_denied", true}};
     const ReviewDecision d = answer(c, retry.requirement, entry);
     c.out.approval["requests"].push_back(entry);
-    if (!approved(d)) return std::move(c.out);  // a refused retry keeps the first result
+    if (!approved(d)) {  // a refused retry keeps the first result
+        c.out.retry_refusal = refusal(retry.requirement, entry, d, settings);
+        return std::move(c.out);
+    }
 
     AttemptOutcome second = attempt(false);
     c.out.attempts = 2;

@@ -42,6 +42,10 @@ struct Orchestrated {
     // `refusal_message` is the line to print after "sbx: ".
     std::optional<int> refused_exit;
     std::string refusal_message;
+    // Set when a retry without the sandbox was asked for and refused: who
+    // refused it and why (the line to print after "sbx: not run again
+    // without the sandbox: ").
+    std::string retry_refusal;
     // Things to print as "sbx: warning: ..." (e.g. a session file that could
     // not be written: the approval then holds for this run only).
     std::vector<std::string> warnings;

@@ -226,6 +226,8 @@ int run_command(const RunArgs& args) {
 
     if (args.format == OutputFormat::Text && o.escalated && o.attempts > 1)
         write_out(STDERR_FILENO, "sbx: ran the command again without the sandbox, as approved\n");
+    if (args.format == OutputFormat::Text && !o.retry_refusal.empty())
+        write_out(STDERR_FILENO, fmt::format("sbx: not run again without the sandbox: {}\n", o.retry_refusal));
 
     RunReport r;
     r.command = args.command.argv;

@@ -281,6 +281,28 @@ rm -f "$outside/text-retry"
 is "text mode: an approved retry created the file" yes "$([ -e "$outside/text-retry" ] && echo yes || echo no)"
 ok "text mode: a note says the command ran again without the sandbox" \
     grep -qx "sbx: ran the command again without the sandbox, as approved" "$state/text-retry.err"
+# A refused retry says who refused it, in text mode (byte for byte).
+why="(sandbox: the command failed and the sandbox likely caused it; retry without the sandbox)"
+"$SBX" run -p read-only -a on-failure --approver "$no_prog" -C "$ws" -- \
+    sh -c "touch '$outside/denied-retry'" >/dev/null 2>"$state/denied-retry.err"
+is "text mode: a retry the approver denied keeps the first status" 1 $?
+is "... and says so" "sbx: not run again without the sandbox: approval denied by --approver $no_prog $why" \
+    "$(tail -n 1 "$state/denied-retry.err")"
+"$SBX" run -p read-only -a on-failure --reject sandbox -C "$ws" -- \
+    sh -c "touch '$outside/denied-retry'" >/dev/null 2>"$state/denied-retry.err"
+is "text mode: a retry refused by --reject says so" \
+    "sbx: not run again without the sandbox: approval refused: --reject sandbox refuses this prompt $why" \
+    "$(tail -n 1 "$state/denied-retry.err")"
+setsid -w "$SBX" run -p read-only -a on-failure -C "$ws" -- \
+    sh -c "touch '$outside/denied-retry'" </dev/null >/dev/null 2>"$state/denied-retry.err"
+is "text mode: a retry with no one to ask says so" \
+    "sbx: not run again without the sandbox: approval denied: no --approver and no terminal to ask on; use --approver PROGRAM $why" \
+    "$(tail -n 1 "$state/denied-retry.err")"
+is "... and none of them ran the command again" no "$([ -e "$outside/denied-retry" ] && echo yes || echo no)"
+"$SBX" run -p read-only -a on-failure --approver "$no_prog" --json -C "$ws" -- \
+    sh -c "touch '$outside/denied-retry'" >/dev/null 2>"$state/denied-retry.err"
+is "--json: no such line (the result's approval says it)" "" "$(cat "$state/denied-retry.err")"
+
 # A misspelled approver is refused before anything runs, not found after a denial.
 rm -f "$outside/never"
 "$SBX" run -p read-only -a on-failure --approver sbx-no-such-approver -C "$ws" -- \

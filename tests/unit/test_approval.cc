@@ -393,6 +393,9 @@ TEST_CASE("orchestrate: a denied or aborted retry keeps the first result", "[app
         CHECK_FALSE(out.escalated);
         CHECK_FALSE(out.refused_exit);
         CHECK(out.approval["requests"][0]["decision"] == std::string(to_string(answer)));
+        // Who refused the retry, for the text mode's line.
+        CHECK(out.retry_refusal.starts_with(answer == ReviewDecision::Abort ? "approval aborted by --approver"
+                                                                            : "approval denied by --approver"));
     }
 }
 
