@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rlimits.h"
 #include "util.h"
 
 namespace sbx::helper {
@@ -119,7 +120,7 @@ void remove_abandoned(const std::string& dir) {
 
 }  // namespace
 
-PidsCgroup::PidsCgroup(std::uint64_t max) {
+PidsCgroup::PidsCgroup(std::uint64_t processes) {
     const std::optional<Place> place = find_pids_cgroup();
     if (!place) refuse("no cgroup hierarchy with the pids controller is mounted");
     if (place->v2 && !lists(read_text(place->dir + "/cgroup.subtree_control"), "pids"))
@@ -129,7 +130,7 @@ PidsCgroup::PidsCgroup(std::uint64_t max) {
     if (::mkdir(path.c_str(), 0755) != 0) refuse("mkdir " + path + ": " + std::strerror(errno));
     path_ = path;  // from here on the destructor's, should the rest fail
     try {
-        write_file(path + "/pids.max", std::to_string(max));
+        write_file(path + "/pids.max", std::to_string(with_pid1(processes)));
         procs_ = Fd(::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
         if (!procs_.valid()) refuse("open " + path + "/cgroup.procs: " + std::strerror(errno));
     } catch (...) {

@@ -15,9 +15,9 @@ namespace sbx::helper {
 
 class PidsCgroup {
 public:
-    // Makes the cgroup with pids.max = max (pid 1 included), or refuses
-    // (Error) naming why.
-    explicit PidsCgroup(std::uint64_t max);
+    // Makes the cgroup that lets the command have `processes` (pids.max
+    // counts pid 1 too, as with_pid1() says), or refuses (Error) naming why.
+    explicit PidsCgroup(std::uint64_t processes);
     PidsCgroup(const PidsCgroup&) = delete;
     PidsCgroup& operator=(const PidsCgroup&) = delete;
     ~PidsCgroup();

@@ -145,7 +145,7 @@ int run(int argc, char** argv) {
         // The process count: a pids cgroup for root, RLIMIT_NPROC in the
         // user namespace for everyone else (rlimits.h, cgroup.h).
         std::optional<PidsCgroup> pids;
-        if (processes && uid == 0) pids.emplace(with_pid1(*processes));
+        if (processes && uid == 0) pids.emplace(*processes);
         std::optional<ProtectedPaths> protect;
         if (filesystem) protect.emplace(policy);
         OutputRelays relays(filesystem);
