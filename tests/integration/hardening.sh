@@ -53,11 +53,11 @@ else
 fi
 
 # --- 2. Inherited descriptors refer to the sandbox's view -------------------
-times() { stat -c '%a %Y %Z' "$1"; }
+mode_and_times() { stat -c '%a %Y %Z' "$1"; }
 echo content > "$host/f"
 chmod 644 "$host/f"
 touch -d '2020-01-01 00:00:00' "$host/f"
-before=$(times "$host/f")
+before=$(mode_and_times "$host/f")
 for mode in read-only workspace-write; do
     ro() { "$SBX" run -p $mode -C "$ws" -- "$@" < "$host/f"; }
     not_ok "fds $mode: chmod of /proc/self/fd/0 (a file outside the roots) is refused" ro chmod 666 /proc/self/fd/0
@@ -67,7 +67,7 @@ for mode in read-only workspace-write; do
     not_ok "fds $mode: fsetxattr of stdin is refused" ro $python -c 'import os; os.setxattr(0, "user.sbx", b"1")'
     not_ok "fds $mode: chgrp of /proc/self/fd/0 is refused" ro chgrp "$(id -g)" /proc/self/fd/0
 done
-is "fds: the file's mode, mtime and ctime are unchanged" "$before" "$(times "$host/f")"
+is "fds: the file's mode, mtime and ctime are unchanged" "$before" "$(mode_and_times "$host/f")"
 is "fds: the file has no xattr" "" "$(getfattr --absolute-names -d "$host/f" 2>/dev/null | grep -v '^#' | grep . || true)"
 
 mkdir -p "$host/d/sub"
