@@ -113,8 +113,8 @@ private:
 struct PolicyText {
     std::string mode, network, workspace;
     std::string memory, cpu, procs, file_size, open_files;
-    bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false;
-    std::vector<std::string> writable_roots;
+    bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false, minimal = false;
+    std::vector<std::string> writable_roots, read, deny, deny_glob;
 };
 
 void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, PolicyText& text) {
@@ -128,6 +128,19 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
     add.option("-w,--writable-root", text.writable_roots,
                "A directory writable in workspace-write, besides the workspace (repeatable; refused under "
                "the other modes)");
+    add.option("--read-only", text.read,
+               "PATH stays readable but not writable: a read-only carve-out inside a writable root, or a "
+               "path to read besides the platform set with --minimal (repeatable)");
+    add.option("--deny", text.deny,
+               "PATH can be neither read, listed nor written: a directory appears empty and unlistable, a "
+               "file empty and unreadable (repeatable)");
+    add.option("--deny-glob", text.deny_glob,
+               "Deny every file matching PATTERN when the command starts (* ? [..] within a name, ** across "
+               "directories; relative to the current directory); files created later are not hidden "
+               "(repeatable)");
+    add.flag("--minimal", text.minimal,
+             "Read only the platform set (/usr /bin /sbin /lib /lib64 /etc), /dev, /proc and the writable "
+             "and --read-only paths, instead of the whole filesystem");
     add.option("--workspace", text.workspace, "The workspace directory (default: the command's cwd)");
     add.flag("--exclude-slash-tmp", text.exclude_slash_tmp, "Do not make /tmp and /dev/shm writable");
     add.flag("--exclude-tmpdir-env-var", text.exclude_tmpdir, "Do not make $TMPDIR writable");
@@ -168,6 +181,16 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
     }
     if (!text.workspace.empty()) in.workspace = PolicyInput::SourcedPath{text.workspace, "--workspace"};
     for (const auto& r : text.writable_roots) in.writable_roots.push_back({r, "--writable-root"});
+    auto entries = [&](const std::vector<std::string>& paths, FsTarget::Kind kind, FsAccess access, const char* flag) {
+        for (const auto& path : paths) {
+            if (path.empty()) throw Error(fmt::format("{}: empty path", flag));
+            in.extra_entries.push_back({{kind, path}, access, flag});
+        }
+    };
+    entries(text.read, FsTarget::Kind::Path, FsAccess::Read, "--read-only");
+    entries(text.deny, FsTarget::Kind::Path, FsAccess::Deny, "--deny");
+    entries(text.deny_glob, FsTarget::Kind::Glob, FsAccess::Deny, "--deny-glob");
+    if (text.minimal) in.read_base = ReadBase::Minimal;
     if (text.exclude_slash_tmp) in.exclude_slash_tmp = true;
     if (text.exclude_tmpdir) in.exclude_tmpdir_env_var = true;
     if (text.allow_unprotected) in.allow_unprotected = true;

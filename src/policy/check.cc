@@ -10,11 +10,6 @@ namespace sbx {
 
 namespace {
 
-bool under(const std::string& path, const std::string& root) {
-    if (root == "/") return true;
-    return path == root || (path.starts_with(root) && path[root.size()] == '/');
-}
-
 // The path as the kernel would reach it: every symlink followed (dangling ones
 // too), and what does not exist yet appended as it is.
 std::string resolve_path(const std::string& target, const Environment& env) {
@@ -115,34 +110,33 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         v.rule = "external-sandbox: the filesystem is left to the outside sandbox";
         return v;
     }
-    if (access != Access::Write) {
-        for (const auto& r : p.readable) {
-            if (under(v.subject, r)) {
-                v.allowed = true;
-                v.rule = fmt::format("readable: {}", r);
-                return v;
-            }
-        }
-        v.rule = "not under a readable root";
-        return v;
-    }
-    for (const auto& w : p.writable) {
-        if (!under(v.subject, w.path)) continue;
-        for (const auto& prot : w.protected_paths) {
-            if (under(v.subject, prot)) {
-                v.rule = fmt::format("protected: {} stays read-only (allow with --unprotect {})", prot,
-                                     std::filesystem::path(prot).filename().string());
-                return v;
-            }
-        }
+    const FsDecision d = decide_path(p, v.subject);
+    const bool wants_write = access == Access::Write;
+    if (d.access && (*d.access == FsAccess::Write || (*d.access == FsAccess::Read && !wants_write))) {
         v.allowed = true;
-        v.rule = fmt::format("writable root: {}", w.path);
+        v.rule = d.entry->rule;
         return v;
     }
-    v.rule = p.mode == Mode::ReadOnly
-                 ? "read-only: nothing is writable but /dev/null (allow with -p workspace-write)"
-                 : fmt::format("not under a writable root (allow with -w {})",
-                               std::filesystem::path(v.subject).parent_path().string());
+    if (!d.access) {
+        v.rule = fmt::format("no entry covers it: the policy reads only its entries (allow with --read-only {})",
+                             v.subject);
+        return v;
+    }
+    if (*d.access == FsAccess::Deny) {
+        v.rule = d.entry->rule;
+        return v;
+    }
+    // A write where the deciding entry gives read access.
+    if (d.entry->rule.starts_with("protected")) {
+        v.rule = d.entry->rule;
+    } else if (p.mode == Mode::ReadOnly) {
+        v.rule = fmt::format("{}: nothing is writable but /dev/null (allow with -p workspace-write -w DIR)", d.entry->rule);
+    } else if (d.entry->path == "/" || d.entry->given == "/") {
+        v.rule = fmt::format("not under a writable root (allow with -w {})",
+                             std::filesystem::path(v.subject).parent_path().string());
+    } else {
+        v.rule = fmt::format("{}: read-only", d.entry->rule);
+    }
     return v;
 }
 

@@ -1,16 +1,19 @@
 // Resolution of a PolicyInput into the canonical policy.
 #include "policy/policy.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -183,6 +186,36 @@ std::string_view to_string(Network n) {
     return "?";
 }
 
+std::string_view to_string(FsAccess a) {
+    switch (a) {
+        case FsAccess::Read: return "read";
+        case FsAccess::Write: return "write";
+        case FsAccess::Deny: return "deny";
+    }
+    return "?";
+}
+
+std::optional<FsAccess> parse_fs_access(std::string_view s) {
+    if (s == "read") return FsAccess::Read;
+    if (s == "write") return FsAccess::Write;
+    if (s == "deny" || s == "none") return FsAccess::Deny;
+    return std::nullopt;
+}
+
+std::string to_string(const FsTarget& t) {
+    switch (t.kind) {
+        case FsTarget::Kind::Path:
+        case FsTarget::Kind::Glob: return t.value;
+        case FsTarget::Kind::Root: return ":root";
+        case FsTarget::Kind::Minimal: return ":minimal";
+        case FsTarget::Kind::TmpDir: return ":tmpdir";
+        case FsTarget::Kind::SlashTmp: return ":slash_tmp";
+        case FsTarget::Kind::ProjectRoots: return t.value.empty() ? ":project_roots" : ":project_roots/" + t.value;
+        case FsTarget::Kind::Unknown: return ":unknown(" + t.value + ")";
+    }
+    return "?";
+}
+
 std::optional<Mode> parse_mode(std::string_view s) {
     for (const auto& [name, mode] : kModeNames)
         if (name == s) return mode;
@@ -196,7 +229,7 @@ std::optional<Network> parse_network(std::string_view s) {
 }
 
 const std::vector<std::string>& default_protected_names() {
-    static const std::vector<std::string> names{".git", ".sbx", ".codex", ".agents"};
+    static const std::vector<std::string> names{".git", ".sbx", ".codex", ".agents", ".aws"};
     return names;
 }
 
@@ -217,6 +250,13 @@ void PolicyInput::merge(const PolicyInput& later) {
     protect.insert(protect.end(), later.protect.begin(), later.protect.end());
     unprotect.insert(unprotect.end(), later.unprotect.begin(), later.unprotect.end());
     if (later.allow_unprotected) allow_unprotected = later.allow_unprotected;
+    if (later.entries) {
+        entries = later.entries;
+        entries_source = later.entries_source;
+    }
+    extra_entries.insert(extra_entries.end(), later.extra_entries.begin(), later.extra_entries.end());
+    if (later.read_base) read_base = later.read_base;
+    if (later.glob_scan_max_depth) glob_scan_max_depth = later.glob_scan_max_depth;
     auto take = [](auto& mine, const auto& theirs) {
         if (theirs) mine = theirs;
     };
@@ -227,11 +267,293 @@ void PolicyInput::merge(const PolicyInput& later) {
     take(limits.open_files, later.limits.open_files);
 }
 
+namespace {
+
+// Path components of an absolute path ("/" has none).
+std::size_t depth_of(const std::string& path) {
+    return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+bool at_or_under(const std::string& path, const std::string& root) {
+    if (root == "/") return true;
+    return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                            path[root.size()] == '/');
+}
+
+FsEntry entry(FsTarget::Kind kind, std::string value, FsAccess access, std::string source) {
+    return FsEntry{{kind, std::move(value)}, access, std::move(source)};
+}
+
+// The entries a mode stands for.
+std::vector<FsEntry> preset_entries(Mode mode, ReadBase base, const PolicyInput& in, const std::string& workspace,
+                                    const std::vector<std::string>& roots) {
+    const std::string source = fmt::format("{} preset", to_string(mode));
+    if (mode == Mode::DangerFullAccess || mode == Mode::ExternalSandbox)
+        return {entry(FsTarget::Kind::Root, "", FsAccess::Write, source)};
+    std::vector<FsEntry> out{entry(base == ReadBase::Root ? FsTarget::Kind::Root : FsTarget::Kind::Minimal, "",
+                                   FsAccess::Read, source)};
+    if (mode == Mode::ReadOnly) return out;
+    out.push_back(entry(FsTarget::Kind::Path, workspace, FsAccess::Write, source + ": the workspace"));
+    for (const auto& r : roots) out.push_back(entry(FsTarget::Kind::Path, r, FsAccess::Write, "--writable-root"));
+    if (!in.exclude_slash_tmp.value_or(false)) {
+        out.push_back(entry(FsTarget::Kind::SlashTmp, "", FsAccess::Write, source));
+        out.push_back(entry(FsTarget::Kind::Path, "/dev/shm", FsAccess::Write, source + ": with /tmp"));
+    }
+    if (!in.exclude_tmpdir_env_var.value_or(false))
+        out.push_back(entry(FsTarget::Kind::TmpDir, "", FsAccess::Write, source));
+    return out;
+}
+
+const std::vector<std::string>& minimal_paths() {
+    static const std::vector<std::string> paths{"/bin", "/sbin", "/usr", "/etc", "/lib", "/lib64",
+                                                "/nix/store", "/run/current-system/sw"};
+    return paths;
+}
+
+bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
+// The files and directories a glob matches now.  `**` matches any number of
+// directories (at most max_depth levels below the static prefix).
+class GlobExpander {
+public:
+    GlobExpander(const Environment& env, std::optional<unsigned> max_depth, std::string pattern)
+        : env_(env), max_depth_(max_depth), pattern_(std::move(pattern)) {}
+
+    std::vector<std::string> expand() {
+        std::vector<std::string> parts;
+        std::string_view rest = pattern_;
+        while (!rest.empty()) {
+            const auto slash = rest.find('/');
+            const std::string_view part = rest.substr(0, slash);
+            rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+            if (!part.empty() && part != ".") parts.emplace_back(part);
+        }
+        std::string prefix = "/";
+        std::size_t i = 0;
+        for (; i < parts.size() && !has_glob_chars(parts[i]); ++i) prefix = join_path(prefix, parts[i]);
+        if (i == parts.size()) return {prefix};  // no glob characters: the path itself
+        if (prefix == "/")
+            throw Error(fmt::format("deny glob '{}' cannot be safely expanded from the root directory; use a "
+                                    "pattern with a directory prefix (such as /home/u/**/*.env)",
+                                    pattern_));
+        if (!env_.realpath(prefix)) return {};
+        walk(prefix, parts, i, 0);
+        return matches_;
+    }
+
+private:
+    void add(const std::string& path) {
+        if (matches_.size() == kMaxMatches)
+            throw Error(fmt::format("deny glob '{}' matches more than {} paths; use a narrower pattern", pattern_,
+                                    kMaxMatches));
+        matches_.push_back(path);
+    }
+
+    void walk(const std::string& dir, const std::vector<std::string>& parts, std::size_t i, unsigned depth) {
+        if (i == parts.size()) {
+            add(dir);
+            return;
+        }
+        const std::string& part = parts[i];
+        if (part == "**") {
+            walk(dir, parts, i + 1, depth);  // zero directories
+            if (max_depth_ && depth >= *max_depth_) return;
+            for (const auto& name : env_.list_directory(dir)) {
+                const std::string path = join_path(dir, name);
+                if (env_.is_directory(path)) walk(path, parts, i, depth + 1);
+            }
+            return;
+        }
+        if (!has_glob_chars(part)) {
+            const std::string path = join_path(dir, part);
+            if (env_.lexists(path) && (i + 1 == parts.size() || env_.is_directory(path))) walk(path, parts, i + 1, depth + 1);
+            return;
+        }
+        for (const auto& name : env_.list_directory(dir)) {
+            if (::fnmatch(part.c_str(), name.c_str(), 0) != 0) continue;
+            const std::string path = join_path(dir, name);
+            if (i + 1 == parts.size()) add(path);
+            else if (env_.is_directory(path)) walk(path, parts, i + 1, depth + 1);
+        }
+    }
+
+    static constexpr std::size_t kMaxMatches = 8192;
+    const Environment& env_;
+    std::optional<unsigned> max_depth_;
+    std::string pattern_;
+    std::vector<std::string> matches_;
+};
+
+std::string describe(const FsEntry& e) {
+    return fmt::format("{} {}{}", to_string(e.access), to_string(e.target),
+                       e.source.empty() ? "" : fmt::format(" ({})", e.source));
+}
+
+// The symlink on the way to `given` that lies inside a writable root (where
+// a sandboxed command could have planted it), or "".
+std::string planted_symlink(const std::string& given, const std::vector<std::string>& writable,
+                            const Environment& env) {
+    std::string cur = "/";
+    std::string_view rest = given;
+    while (!rest.empty()) {
+        const auto slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+        if (part.empty()) continue;
+        const std::string next = join_path(cur, std::string(part));
+        if (env.readlink(next)) {
+            for (const auto& w : writable)
+                if (w != "/dev/null" && at_or_under(next, w) && next != w) return next;
+            auto real = env.realpath(next);
+            if (!real) return {};
+            cur = *real;
+        } else {
+            cur = next;
+        }
+    }
+    return {};
+}
+
+class Resolver {
+public:
+    Resolver(const Environment& env, CanonicalPolicy& p) : env_(env), p_(p) {}
+
+    // One entry to the paths it names now.
+    void add(const FsEntry& e) {
+        using K = FsTarget::Kind;
+        switch (e.target.kind) {
+            case K::Path: push(e.target.value, e.access, describe(e)); break;
+            case K::Root: push("/", e.access, describe(e)); break;
+            case K::Minimal:
+                if (e.access != FsAccess::Read) {
+                    // Codex: only read matters for the platform set.
+                    break;
+                }
+                for (const auto& m : minimal_paths())
+                    if (env_.lexists(m)) push(m, e.access, describe(e));
+                break;
+            case K::ProjectRoots:
+                if (!p_.workspace.empty() && p_.workspace.front() == '/')
+                    push(e.target.value.empty() ? p_.workspace : join_path(p_.workspace, e.target.value), e.access,
+                         describe(e));
+                break;
+            case K::TmpDir:
+                if (env_.tmpdir && is_absolute(*env_.tmpdir)) push(join_path("/", *env_.tmpdir), e.access, describe(e));
+                break;
+            case K::SlashTmp:
+                if (env_.realpath("/tmp") && env_.is_directory(*env_.realpath("/tmp")))
+                    push("/tmp", e.access, describe(e));
+                break;
+            case K::Unknown: break;
+            case K::Glob:
+                if (e.access != FsAccess::Deny) break;  // Codex: only deny globs have an effect
+                for (const auto& m : GlobExpander(env_, p_.glob_scan_max_depth, e.target.value).expand()) {
+                    push(m, FsAccess::Deny, describe(e));
+                    // A matched symlink: what it names is masked too.
+                    if (env_.readlink(m))
+                        if (auto real = env_.realpath(m)) push(*real, FsAccess::Deny, describe(e));
+                }
+                break;
+        }
+    }
+
+    void push(const std::string& given, FsAccess access, std::string rule) {
+        ResolvedEntry r;
+        r.access = access;
+        r.rule = std::move(rule);
+        if (auto real = env_.realpath(given)) {
+            r.path = *real;
+            r.exists = true;
+            r.directory = env_.is_directory(*real);
+        } else {
+            // Missing: its existing ancestor resolved, the rest as given.
+            std::string head = given, tail;
+            std::optional<std::string> real_head;
+            while (!(real_head = env_.realpath(head)) && head != "/") {
+                const auto slash = head.rfind('/');
+                tail = head.substr(slash + 1) + (tail.empty() ? "" : "/" + tail);
+                head = slash == 0 ? "/" : head.substr(0, slash);
+            }
+            r.path = join_path(real_head.value_or("/"), tail);
+        }
+        if (r.path != given) r.given = given;
+        for (const auto& have : p_.resolved)
+            if (have.path == r.path && have.access == r.access) return;
+        p_.resolved.push_back(std::move(r));
+    }
+
+private:
+    const Environment& env_;
+    CanonicalPolicy& p_;
+};
+
+bool decides_itself(const CanonicalPolicy& p, const ResolvedEntry& e) {
+    const FsDecision d = decide_path(p, e.path);
+    return d.entry == &e;
+}
+
+}  // namespace
+
+bool CanonicalPolicy::reads_root() const {
+    return std::any_of(resolved.begin(), resolved.end(),
+                       [](const ResolvedEntry& e) { return e.path == "/" && e.access != FsAccess::Deny; });
+}
+
+FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
+    // Rank: deeper first; at equal depth deny, then write, then read.
+    auto rank = [](FsAccess a) { return a == FsAccess::Deny ? 2 : a == FsAccess::Write ? 1 : 0; };
+    const ResolvedEntry* best = nullptr;
+    for (const auto& e : p.resolved) {
+        if (!at_or_under(path, e.path)) continue;
+        if (!best || depth_of(e.path) > depth_of(best->path) ||
+            (depth_of(e.path) == depth_of(best->path) && rank(e.access) > rank(best->access)))
+            best = &e;
+    }
+    if (!best) return {};
+    if (best->access == FsAccess::Read) {
+        // Codex 0.169 reopens only writable holes below a denied directory:
+        // a read entry there stays hidden unless a write entry lies between.
+        const ResolvedEntry* outer = nullptr;
+        for (const auto& e : p.resolved) {
+            if (&e == best || e.access == FsAccess::Read || !at_or_under(best->path, e.path) ||
+                depth_of(e.path) >= depth_of(best->path))
+                continue;
+            if (!outer || depth_of(e.path) > depth_of(outer->path) ||
+                (depth_of(e.path) == depth_of(outer->path) && e.access == FsAccess::Deny))
+                outer = &e;
+        }
+        if (outer && outer->access == FsAccess::Deny) return {FsAccess::Deny, outer};
+    }
+    return {best->access, best};
+}
+
 CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
     if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
 
     CanonicalPolicy p;
-    p.mode = in.mode.value_or(Mode::ReadOnly);
+    const bool listed = in.entries.has_value();
+    if (listed) {
+        if (in.exclude_slash_tmp || in.exclude_tmpdir_env_var)
+            throw Error(fmt::format("{}: the exclude_slash_tmp and exclude_tmpdir_env_var keys shape a mode's "
+                                    "preset; a list of entries replaces the preset (leave out the :slash_tmp or "
+                                    ":tmpdir entry instead)",
+                                    in.entries_source));
+        if (in.read_base)
+            throw Error(fmt::format("--minimal: {} lists its own entries; replace its :root entry with :minimal "
+                                    "there",
+                                    in.entries_source));
+    }
+    // A list of entries decides the mode unless it leaves the filesystem
+    // open (danger-full-access, external-sandbox).
+    Mode derived = Mode::ReadOnly;
+    if (listed)
+        for (const auto& e : *in.entries)
+            if (e.access == FsAccess::Write) derived = Mode::WorkspaceWrite;
+    p.mode = in.mode.value_or(listed ? derived : Mode::ReadOnly);
+    if (listed && in.mode && (*in.mode == Mode::ReadOnly || *in.mode == Mode::WorkspaceWrite) && *in.mode != derived)
+        throw Error(fmt::format("{}: the entries make the policy {}, not {}{}", in.mode_source, to_string(derived),
+                                to_string(*in.mode),
+                                derived == Mode::ReadOnly ? " (no entry gives write access)" : " (an entry gives write access)"));
     const Network default_network =
         p.mode == Mode::DangerFullAccess ? Network::Full : Network::Restricted;
     p.network = in.network.value_or(default_network);
@@ -246,20 +568,37 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
             "limits: danger-full-access has no sandbox, so the --limit-* limits cannot be enforced; use "
             "-p external-sandbox -n full to apply only the limits");
     }
-
     check_writable_roots(in, p.mode);
+    if (listed && !p.sandboxed_filesystem() &&
+        *in.entries != std::vector<FsEntry>{entry(FsTarget::Kind::Root, "", FsAccess::Write, "")})
+        throw Error(fmt::format("{}: {} leaves the filesystem open; its only entry is :root write", in.entries_source,
+                                to_string(p.mode)));
+    const bool sandboxed = p.sandboxed_filesystem();
+    if (!sandboxed && (!in.extra_entries.empty() || in.read_base)) {
+        const std::string flag = in.read_base ? "--minimal" : in.extra_entries.front().source;
+        throw Error(fmt::format("{}: {} leaves the filesystem {}, so filesystem entries cannot be enforced; use "
+                                "-p read-only or -p workspace-write",
+                                flag, to_string(p.mode),
+                                p.mode == Mode::DangerFullAccess ? "unsandboxed" : "to the outside sandbox"));
+    }
 
     const auto ws = in.workspace.value_or(PolicyInput::SourcedPath{env.cwd, "cwd"});
-    p.workspace = resolve_dir(ws.path, env, ws.source);
+    if (listed) {
+        // A profile's project root need not exist (Codex): its entries then name nothing.
+        p.workspace = is_absolute(ws.path) ? env.realpath(ws.path).value_or(join_path("/", ws.path)) : ws.path;
+    } else {
+        p.workspace = resolve_dir(ws.path, env, ws.source);
+    }
+    std::vector<std::string> roots;
     for (const auto& root : in.writable_roots) {
         std::string r = resolve_dir(root.path, env, root.source);
-        if (std::find(p.writable_roots.begin(), p.writable_roots.end(), r) == p.writable_roots.end())
-            p.writable_roots.push_back(r);
+        if (std::find(roots.begin(), roots.end(), r) == roots.end()) roots.push_back(r);
     }
-    p.exclude_slash_tmp = in.exclude_slash_tmp.value_or(false);
-    p.exclude_tmpdir_env_var = in.exclude_tmpdir_env_var.value_or(false);
     p.allow_unprotected = in.allow_unprotected.value_or(false);
     p.limits = in.limits;
+    p.glob_scan_max_depth = in.glob_scan_max_depth;
+    if (p.glob_scan_max_depth && *p.glob_scan_max_depth == 0)
+        throw Error("glob_scan_max_depth: must be 1 or more");
 
     p.protected_names = in.protected_names.value_or(default_protected_names());
     for (const auto& n : p.protected_names) validate_name(n, "protected_names");
@@ -278,33 +617,121 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
         p.protected_names.erase(it);
     }
 
-    p.readable = {"/"};
-    switch (p.mode) {
-        case Mode::DangerFullAccess:
-        case Mode::ExternalSandbox:
-            p.writable = {{"/", {}}};
-            break;
-        case Mode::ReadOnly:
-            p.writable = {{"/dev/null", {}}};
-            break;
-        case Mode::WorkspaceWrite: {
-            std::vector<std::string> roots{p.workspace};
-            roots.insert(roots.end(), p.writable_roots.begin(), p.writable_roots.end());
-            if (!p.exclude_slash_tmp) {
-                for (const char* t : {"/tmp", "/dev/shm"})
-                    if (auto r = env.realpath(t); r && env.is_directory(*r)) roots.push_back(*r);
-            }
-            if (!p.exclude_tmpdir_env_var && env.tmpdir && is_absolute(*env.tmpdir)) {
-                if (auto r = env.realpath(*env.tmpdir); r && env.is_directory(*r)) roots.push_back(*r);
-            }
-            for (const auto& r : roots) {
-                auto same = [&](const WritableRoot& w) { return w.path == r; };
-                if (std::none_of(p.writable.begin(), p.writable.end(), same))
-                    p.writable.push_back({r, protected_paths_of(r, p.protected_names, env)});
-            }
-            p.writable.push_back({"/dev/null", {}});
-            break;
+    // The whole list: the preset (or the given list), the extra roots, the flags' entries.
+    if (listed) {
+        p.entries = *in.entries;
+        for (const auto& r : roots) p.entries.push_back(entry(FsTarget::Kind::Path, r, FsAccess::Write, "--writable-root"));
+    } else {
+        p.entries = preset_entries(p.mode, in.read_base.value_or(ReadBase::Root), in, p.workspace, roots);
+    }
+    for (const auto& e : in.extra_entries) {
+        if (e.target.kind == FsTarget::Kind::Path || e.target.kind == FsTarget::Kind::Glob) {
+            FsEntry made = e;
+            made.target.value = join_path(env.cwd, e.target.value);
+            p.entries.push_back(std::move(made));
+        } else {
+            p.entries.push_back(e);
         }
+    }
+    // Identical entries once, the first kept (its source names it).
+    std::vector<FsEntry> unique;
+    for (auto& e : p.entries)
+        if (std::find(unique.begin(), unique.end(), e) == unique.end()) unique.push_back(std::move(e));
+    p.entries = std::move(unique);
+    for (const auto& e : p.entries)
+        if ((e.target.kind == FsTarget::Kind::Path || e.target.kind == FsTarget::Kind::Glob) && !is_absolute(e.target.value))
+            throw Error(fmt::format("{}: '{}' is not an absolute path", e.source, e.target.value));
+
+    if (!sandboxed) {
+        p.readable = {"/"};
+        p.writable = {{"/", {}}};
+        p.resolved.push_back({"/", "", FsAccess::Write, true, true, describe(p.entries.front())});
+        return p;
+    }
+
+    Resolver resolver(env, p);
+    for (const auto& e : p.entries) resolver.add(e);
+    resolver.push("/dev/null", FsAccess::Write, "sbx: /dev/null is always writable");
+    if (!p.reads_root()) {
+        resolver.push("/dev", FsAccess::Read, "sbx: /dev is always there (a private minimal /dev without the root)");
+        resolver.push("/proc", FsAccess::Read, "sbx: /proc is always there (the sandbox's own processes)");
+    }
+    const std::string daemon = fmt::format("/tmp/codex-daemon-{}", env.euid);
+    if (env.lexists(daemon)) resolver.push(daemon, FsAccess::Deny, "sbx: Codex's app-server sockets stay hidden");
+
+    // The writable roots: write entries that decide their own path.  A
+    // missing one names nothing (Codex ignores it); /dev/null and files get
+    // no protected names.
+    for (const auto& e : p.resolved) {
+        if (e.access != FsAccess::Write || !e.exists || !decides_itself(p, e)) continue;
+        if (std::none_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) { return w.path == e.path; }))
+            p.writable.push_back({e.path, {}});
+    }
+    // Their protected names, each a read entry unless an entry names exactly
+    // that path with write or deny.
+    std::vector<ResolvedEntry> protections;
+    for (auto& w : p.writable) {
+        if (!env.is_directory(w.path)) continue;
+        for (const auto& path : protected_paths_of(w.path, p.protected_names, env)) {
+            const bool lifted = std::any_of(p.resolved.begin(), p.resolved.end(), [&](const ResolvedEntry& e) {
+                return e.path == path && e.access != FsAccess::Read;
+            });
+            if (lifted) continue;
+            const std::string name = path.substr(path.rfind('/') + 1);
+            ResolvedEntry r{path, "", FsAccess::Read, env.lexists(path), env.is_directory(path),
+                            fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)};
+            if (at_or_under(path, w.path) && path != w.path && depth_of(path) == depth_of(w.path) + 1 &&
+                std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end()) {
+                // as named
+            } else {
+                r.rule = fmt::format("protected: {} (the git directory a protected .git in {} names)", path, w.path);
+            }
+            protections.push_back(std::move(r));
+        }
+    }
+    for (auto& r : protections)
+        if (std::none_of(p.resolved.begin(), p.resolved.end(),
+                         [&](const ResolvedEntry& e) { return e.path == r.path && e.access == r.access; }))
+            p.resolved.push_back(std::move(r));
+
+    std::vector<std::string> writable_paths;
+    for (const auto& w : p.writable) writable_paths.push_back(w.path);
+    for (const auto& e : p.resolved) {
+        if (!decides_itself(p, e)) continue;
+        switch (e.access) {
+            case FsAccess::Read: {
+                if (std::find(p.readable.begin(), p.readable.end(), e.path) == p.readable.end() &&
+                    !e.rule.starts_with("protected"))
+                    p.readable.push_back(e.path);
+                // Inside a writable root: held read-only there.
+                WritableRoot* holder = nullptr;
+                for (auto& w : p.writable)
+                    if (at_or_under(e.path, w.path) && e.path != w.path &&
+                        (!holder || w.path.size() > holder->path.size()))
+                        holder = &w;
+                if (holder) holder->protected_paths.push_back(e.path);
+                break;
+            }
+            case FsAccess::Deny:
+                if (std::find(p.denied.begin(), p.denied.end(), e.path) == p.denied.end()) p.denied.push_back(e.path);
+                break;
+            case FsAccess::Write: break;
+        }
+    }
+    for (auto& w : p.writable) {
+        std::sort(w.protected_paths.begin(), w.protected_paths.end());
+        w.protected_paths.erase(std::unique(w.protected_paths.begin(), w.protected_paths.end()), w.protected_paths.end());
+    }
+    // A deny or read-only path reached through a symlink inside a writable
+    // root could be redirected by the command before the view is built:
+    // refuse rather than hold the wrong path.
+    for (const auto& e : p.resolved) {
+        if (e.access == FsAccess::Write || e.given.empty()) continue;
+        const std::string link = planted_symlink(e.given, writable_paths, env);
+        if (!link.empty())
+            throw Error(fmt::format("{}: cannot enforce {} on {}: its path crosses the symlink {}, inside a writable "
+                                    "root, which the command could change; name the real path ({})",
+                                    e.rule, to_string(e.access), e.given, link, e.path));
     }
     return p;
 }
@@ -315,13 +742,27 @@ std::string to_text(const CanonicalPolicy& p) {
     line("mode", std::string(to_string(p.mode)));
     line("network", std::string(to_string(p.network)));
     line("workspace", p.workspace);
-    line("readable", fmt::format("{}", fmt::join(p.readable, " ")));
-    if (p.writable.empty()) line("writable", "(nothing)");
     bool first = true;
-    for (const auto& w : p.writable) {
-        line(first ? "writable" : "", w.path);
+    for (const auto& e : p.entries) {
+        line(first ? "entries" : "", fmt::format("{:<6} {}{}", to_string(e.access), to_string(e.target),
+                                                 e.source.empty() ? "" : fmt::format("  ({})", e.source)));
         first = false;
-        for (const auto& pp : w.protected_paths) line("", fmt::format("  read-only: {}", pp));
+    }
+    if (p.glob_scan_max_depth) line("glob depth", std::to_string(*p.glob_scan_max_depth));
+    if (p.sandboxed_filesystem()) {
+        line("readable", p.readable.empty() ? "(only the writable roots, /dev and /proc)"
+                                            : fmt::format("{}", fmt::join(p.readable, " ")));
+        first = true;
+        for (const auto& w : p.writable) {
+            line(first ? "writable" : "", w.path);
+            first = false;
+            for (const auto& pp : w.protected_paths) line("", fmt::format("  read-only: {}", pp));
+        }
+        first = true;
+        for (const auto& d : p.denied) {
+            line(first ? "denied" : "", d);
+            first = false;
+        }
     }
     line("protected names", p.protected_names.empty() ? "(none)" : fmt::format("{}", fmt::join(p.protected_names, " ")));
     std::vector<std::string> lim;
@@ -340,7 +781,12 @@ std::string to_text(const CanonicalPolicy& p) {
         case Mode::ExternalSandbox:
             out += "note: the filesystem is left to an outside sandbox; only the network is enforced\n";
             break;
-        default: break;
+        default:
+            if (!p.denied.empty() && std::any_of(p.entries.begin(), p.entries.end(), [](const FsEntry& e) {
+                    return e.target.kind == FsTarget::Kind::Glob;
+                }))
+                out += "note: deny globs are expanded when the command starts; files created later are not hidden\n";
+            break;
     }
     return out;
 }
@@ -370,6 +816,16 @@ Environment system_environment() {
         if (n < 0) return std::nullopt;
         return std::string(out.data(), static_cast<std::size_t>(n));
     };
+    env.list_directory = [](const std::string& p) {
+        std::vector<std::string> names;
+        std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(p.c_str()), ::closedir);
+        if (!dir) return names;
+        while (const dirent* d = ::readdir(dir.get()))
+            if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) names.emplace_back(d->d_name);
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    env.euid = ::geteuid();
     env.read_file = [](const std::string& p) -> std::optional<std::string> {
         struct stat st {};
         if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 * 1024) return std::nullopt;

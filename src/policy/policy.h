@@ -45,6 +45,50 @@ struct Limits {
 // The protected names of section 2, in the order they are listed.
 const std::vector<std::string>& default_protected_names();
 
+// Filesystem entries: a path (or a special path, or a deny glob) and what the
+// command may do there.  Codex's permission-profile model (CODEX-HELPER.md
+// section 4.3): of the entries at a path or above it, the one with the most
+// path components wins; at equal depth deny beats write beats read; a path no
+// entry covers is not accessible at all.
+enum class FsAccess { Read, Write, Deny };
+std::string_view to_string(FsAccess);
+// "read", "write", "deny" (and Codex's alias "none"); nullopt otherwise.
+std::optional<FsAccess> parse_fs_access(std::string_view);
+
+struct FsTarget {
+    enum class Kind {
+        Path,          // value: an absolute, lexically normalised path
+        Root,          // "/"
+        Minimal,       // the platform set: /bin /sbin /usr /etc /lib /lib64 ... (those that exist)
+        ProjectRoots,  // the workspace; value: a subpath below it ("" for the workspace itself)
+        TmpDir,        // $TMPDIR (nothing when unset)
+        SlashTmp,      // /tmp
+        Unknown,       // a special path this version does not know (Codex's "unknown"); value: its path
+        Glob,          // value: an absolute pattern (* ? [..] within a component, ** across them)
+    };
+    Kind kind = Kind::Path;
+    std::string value;
+    bool operator==(const FsTarget&) const = default;
+};
+
+// The spelling used on the command line and by `sbx policy`: the path, the
+// pattern, or ":root", ":minimal", ":tmpdir", ":slash_tmp", ":project_roots"
+// (":project_roots/SUB"), ":unknown(PATH)".
+std::string to_string(const FsTarget&);
+
+struct FsEntry {
+    FsTarget target;
+    FsAccess access = FsAccess::Read;
+    // Where it was given ("--deny", "p.json: key 'entries'", "preset workspace-write");
+    // not part of the policy's identity.
+    std::string source;
+    bool operator==(const FsEntry& o) const { return target == o.target && access == o.access; }
+};
+
+// What the read-only and workspace-write presets read from: the whole
+// filesystem (":root") or only the platform set (":minimal").
+enum class ReadBase { Root, Minimal };
+
 // What was asked for, from any source; unset fields take defaults.  Sources
 // are merged with merge(): later sources override earlier ones, and list
 // options (writable roots, protect/unprotect) accumulate.
@@ -66,6 +110,14 @@ struct PolicyInput {
     std::vector<std::string> unprotect;                       // removed from them
     std::optional<bool> allow_unprotected;
     Limits limits;
+    // The whole list of filesystem entries (a Codex permission profile, or a
+    // canonical document's "entries"): replaces the mode's preset.
+    std::optional<std::vector<FsEntry>> entries;
+    std::string entries_source;
+    // Added to the preset or to `entries` (--read, --deny, --deny-glob).
+    std::vector<FsEntry> extra_entries;
+    std::optional<ReadBase> read_base;  // --minimal
+    std::optional<unsigned> glob_scan_max_depth;
     // Where each field came from, for error messages ("--policy-file f.json").
     std::string mode_source = "--policy";
     std::string network_source = "--network";
@@ -87,6 +139,10 @@ struct Environment {
     std::function<bool(const std::string&)> lexists;
     // Target of a symlink, or nullopt if the path is not a symlink.
     std::function<std::optional<std::string>(const std::string&)> readlink;
+    // The names in a directory (not "." and ".."), for deny globs; empty when
+    // it cannot be read.
+    std::function<std::vector<std::string>(const std::string&)> list_directory;
+    unsigned euid = 0;  // for /tmp/codex-daemon-<euid>
 };
 
 // The directory a `.git` file names on its first "gitdir:" line, trimmed
@@ -106,29 +162,65 @@ struct WritableRoot {
     bool operator==(const WritableRoot&) const = default;
 };
 
+// One entry resolved to an absolute path on this machine.
+struct ResolvedEntry {
+    std::string path;  // absolute; symlinks resolved where the path exists
+    // The path as the entry spelled it (absolute, lexically normalised) where
+    // it differs from `path` (a symlink on the way: /bin -> usr/bin): a view
+    // without the root recreates those symlinks.
+    std::string given;
+    FsAccess access = FsAccess::Read;
+    bool exists = false;
+    bool directory = false;
+    // The rule as `sbx check` names it: "entry /home/u/.ssh deny (--deny)",
+    // "protected name .git in /w (lift with --unprotect .git)".
+    std::string rule;  // not part of the policy's identity
+    bool operator==(const ResolvedEntry& o) const {
+        return path == o.path && given == o.given && access == o.access && exists == o.exists &&
+               directory == o.directory;
+    }
+};
+
 struct CanonicalPolicy {
     Mode mode = Mode::ReadOnly;
     Network network = Network::Restricted;
-    std::string workspace;                    // absolute, symlink-resolved
-    std::vector<std::string> writable_roots;  // the extra roots, resolved
-    bool exclude_slash_tmp = false;
-    bool exclude_tmpdir_env_var = false;
+    std::string workspace;  // absolute, symlink-resolved: :project_roots, relative globs
+    // The whole list, the mode's preset expanded ([:root write] for the modes
+    // without a filesystem sandbox).
+    std::vector<FsEntry> entries;
+    std::optional<unsigned> glob_scan_max_depth;
     std::vector<std::string> protected_names;
     bool allow_unprotected = false;
     Limits limits;
 
-    // Derived by resolve(): the exact sets.
-    std::vector<std::string> readable;  // {"/"}
-    // Every writable path: for workspace-write the workspace, the extra roots,
-    // /tmp, /dev/shm and $TMPDIR (unless excluded), then /dev/null; for
-    // read-only only /dev/null; for danger-full-access and external-sandbox "/".
+    // Derived by resolve() from the entries (for a sandboxed filesystem).
+    // Every entry that decides its own path, resolved, in order: the entries
+    // (globs expanded to what exists now), then sbx's own: /dev/null write,
+    // /dev and /proc read (without a readable root), /tmp/codex-daemon-<euid>
+    // deny, and the protected paths of every writable root (read).
+    std::vector<ResolvedEntry> resolved;
+    std::vector<std::string> readable;  // read entries that decide their path ({"/"} for the presets)
+    // The write entries that decide their path, each with the protected paths
+    // below it; for danger-full-access and external-sandbox {"/"}.
     std::vector<WritableRoot> writable;
+    std::vector<std::string> denied;  // deny entries that decide their path, globs expanded
 
     bool sandboxed_filesystem() const {
         return mode == Mode::ReadOnly || mode == Mode::WorkspaceWrite;
     }
+    // True when "/" is readable (a :root read or write entry): the view is the
+    // host's filesystem, read-only; otherwise it is empty but for the entries.
+    bool reads_root() const;
     bool operator==(const CanonicalPolicy&) const = default;
 };
+
+// The access a policy gives to an absolute, symlink-resolved path, and the
+// resolved entry that decided it (nullptr: no entry covers the path).
+struct FsDecision {
+    std::optional<FsAccess> access;  // nullopt: not accessible (no entry)
+    const ResolvedEntry* entry = nullptr;
+};
+FsDecision decide_path(const CanonicalPolicy&, const std::string& path);
 
 // Defaults, validation and the exact sets.  Throws Error naming the source
 // of the bad value.
@@ -158,6 +250,13 @@ CheckedPolicy read_policy_text(std::string_view text, const std::string& source,
 // helper does with --sandbox-policy.
 CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source,
                                   const Environment& env);
+
+// Codex 0.169's --permission-profile JSON (CODEX-HELPER.md section 3): every
+// shape it accepts, unknown keys ignored as Codex ignores them.  policy_cwd is
+// --sandbox-policy-cwd (the base of :project_roots and relative globs).
+// Throws Error("<source>: ...") on what Codex rejects.
+PolicyInput input_from_permission_profile(std::string_view text, const std::string& policy_cwd,
+                                          const std::string& source = "--permission-profile");
 
 // A human-readable rendering (sbx policy without --json).
 std::string to_text(const CanonicalPolicy&);

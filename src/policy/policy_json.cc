@@ -17,10 +17,20 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::array<std::string_view, 9> kInputKeys{
+constexpr std::array<std::string_view, 11> kInputKeys{
     "mode", "network", "workspace", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var",
-    "protected_names", "allow_unprotected", "limits"};
-constexpr std::array<std::string_view, 2> kDerivedKeys{"readable", "writable"};
+    "protected_names", "allow_unprotected", "limits", "entries", "glob_scan_max_depth"};
+constexpr std::array<std::string_view, 3> kDerivedKeys{"readable", "writable", "denied"};
+constexpr std::array<std::string_view, 4> kEntryKeys{"path", "special", "glob", "access"};
+constexpr std::array<std::string_view, 4> kSpecialEntryKeys{"special", "subpath", "path", "access"};
+constexpr std::array<std::pair<std::string_view, FsTarget::Kind>, 6> kSpecials{{
+    {"root", FsTarget::Kind::Root},
+    {"minimal", FsTarget::Kind::Minimal},
+    {"tmpdir", FsTarget::Kind::TmpDir},
+    {"slash_tmp", FsTarget::Kind::SlashTmp},
+    {"project_roots", FsTarget::Kind::ProjectRoots},
+    {"unknown", FsTarget::Kind::Unknown},
+}};
 constexpr std::array<std::string_view, 5> kLimitKeys{"memory", "cpu_seconds", "processes", "file_size",
                                                      "open_files"};
 
@@ -151,9 +161,78 @@ PolicyInput codex_input(const json& doc, const std::string& source) {
     return in;
 }
 
+json entry_json(const FsEntry& e) {
+    json out{{"access", to_string(e.access)}};
+    switch (e.target.kind) {
+        case FsTarget::Kind::Path: out["path"] = e.target.value; break;
+        case FsTarget::Kind::Glob: out["glob"] = e.target.value; break;
+        case FsTarget::Kind::Unknown:
+            out["special"] = "unknown";
+            out["path"] = e.target.value;
+            break;
+        default:
+            for (const auto& [name, kind] : kSpecials)
+                if (kind == e.target.kind) out["special"] = name;
+            if (e.target.kind == FsTarget::Kind::ProjectRoots && !e.target.value.empty())
+                out["subpath"] = e.target.value;
+            break;
+    }
+    return out;
+}
+
+std::vector<FsEntry> entries_from_json(const Reader& r) {
+    const std::string shape =
+        "a list of {\"path\"|\"special\"|\"glob\": ..., \"access\": \"read\"|\"write\"|\"deny\"} objects";
+    const json* list = r.get("entries", json::value_t::array, shape.c_str());
+    std::vector<FsEntry> out;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const json& e = (*list)[i];
+        const std::string where = fmt::format("{}: key 'entries' [{}]", r.source(), i);
+        if (!e.is_object()) throw Error(fmt::format("{}: expected an object, got {}", where, Reader::type_desc(e)));
+        Reader er(e, where);
+        FsEntry entry;
+        entry.source = where;
+        const auto access = er.string("access");
+        if (!access) er.fail("access", "missing (read, write or deny)");
+        const auto parsed = parse_fs_access(*access);
+        if (!parsed) er.fail("access", fmt::format("'{}' is not one of: read, write, deny", *access));
+        entry.access = *parsed;
+        const int kinds = int(e.contains("path") && !e.contains("special")) + int(e.contains("special")) +
+                          int(e.contains("glob"));
+        if (kinds != 1) throw Error(fmt::format("{}: give exactly one of 'path', 'special', 'glob'", where));
+        if (auto special = er.string("special")) {
+            er.only(kSpecialEntryKeys);
+            auto it = std::find_if(kSpecials.begin(), kSpecials.end(), [&](const auto& s) { return s.first == *special; });
+            if (it == kSpecials.end())
+                er.fail("special", fmt::format("'{}' is not one of: root, minimal, tmpdir, slash_tmp, project_roots, "
+                                               "unknown",
+                                               *special));
+            entry.target.kind = it->second;
+            if (auto sub = er.string("subpath")) {
+                if (entry.target.kind != FsTarget::Kind::ProjectRoots) er.fail("subpath", "only project_roots takes a subpath");
+                entry.target.value = *sub;
+            }
+            if (auto path = er.string("path")) {
+                if (entry.target.kind != FsTarget::Kind::Unknown) er.fail("path", "only the special 'unknown' takes a path");
+                entry.target.value = *path;
+            }
+        } else {
+            er.only(kEntryKeys);
+            const bool glob = e.contains("glob");
+            const std::string key = glob ? "glob" : "path";
+            const std::string value = *er.string(key);
+            if (value.empty() || value.front() != '/') er.fail(key, fmt::format("'{}' is not an absolute path", value));
+            entry.target = {glob ? FsTarget::Kind::Glob : FsTarget::Kind::Path, glob ? value : join_path("/", value)};
+        }
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
 // The derived keys' shape is checked here; their values by check_derived_keys().
 void check_derived_shape(const json& doc, const Reader& r) {
     r.strings("readable");
+    r.strings("denied");
     const json* w = r.get("writable", json::value_t::array, "a list of {\"path\", \"protected\"} objects");
     if (!w) return;
     for (const auto& e : *w) {
@@ -166,6 +245,12 @@ void check_derived_shape(const json& doc, const Reader& r) {
     (void)doc;
 }
 
+json entries_json(const CanonicalPolicy& p) {
+    json out = json::array();
+    for (const auto& e : p.entries) out.push_back(entry_json(e));
+    return out;
+}
+
 json writable_json(const CanonicalPolicy& p) {
     json writable = json::array();
     for (const auto& w : p.writable) writable.push_back({{"path", w.path}, {"protected", w.protected_paths}});
@@ -174,7 +259,9 @@ json writable_json(const CanonicalPolicy& p) {
 
 // The value of a derived key (kDerivedKeys) for p.
 json derived_json(const CanonicalPolicy& p, std::string_view key) {
-    return key == "readable" ? json(p.readable) : writable_json(p);
+    if (key == "readable") return json(p.readable);
+    if (key == "denied") return json(p.denied);
+    return writable_json(p);
 }
 
 json parse_json_text(std::string_view text, const std::string& source) {
@@ -209,9 +296,8 @@ json to_json(const CanonicalPolicy& p) {
         {"mode", to_string(p.mode)},
         {"network", to_string(p.network)},
         {"workspace", p.workspace},
-        {"writable_roots", p.writable_roots},
-        {"exclude_slash_tmp", p.exclude_slash_tmp},
-        {"exclude_tmpdir_env_var", p.exclude_tmpdir_env_var},
+        {"entries", entries_json(p)},
+        {"glob_scan_max_depth", p.glob_scan_max_depth ? json(*p.glob_scan_max_depth) : json(nullptr)},
         {"protected_names", p.protected_names},
         {"allow_unprotected", p.allow_unprotected},
         {"limits",
@@ -222,6 +308,7 @@ json to_json(const CanonicalPolicy& p) {
           {"open_files", opt(p.limits.open_files)}}},
         {"readable", derived_json(p, "readable")},
         {"writable", derived_json(p, "writable")},
+        {"denied", derived_json(p, "denied")},
     };
 }
 
@@ -271,6 +358,14 @@ PolicyInput input_from_json(const json& doc, const std::string& source) {
         in.limits.processes = lr.count("processes");
         in.limits.file_size = lr.count("file_size");
         in.limits.open_files = lr.count("open_files");
+    }
+    if (doc.contains("entries")) {
+        in.entries = entries_from_json(r);
+        in.entries_source = source + ": key 'entries'";
+    }
+    if (auto depth = r.count("glob_scan_max_depth")) {
+        if (*depth == 0 || *depth > 1000) r.fail("glob_scan_max_depth", "expected a whole number from 1 to 1000");
+        in.glob_scan_max_depth = static_cast<unsigned>(*depth);
     }
     check_derived_shape(doc, r);
     return in;

@@ -27,7 +27,7 @@ refuses() {
 json=$("$SBX" policy --json -p workspace-write -w "$ws/extra-link")
 is "policy --json names the mode" workspace-write "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["mode"])' <<<"$json")"
 is "writable roots are symlink-resolved" "$ws/extra" \
-    "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["writable_roots"][0])' <<<"$json")"
+    "$(python3 -c 'import json,sys; print(*[e["path"] for e in json.load(sys.stdin)["entries"] if e.get("path","").endswith("/extra")])' <<<"$json")"
 is "the workspace's .git is protected" yes \
     "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print("yes" if any("'"$ws"'/repo/.git" in w["protected"] for w in d["writable"]) else "no")' <<<"$json")"
 
@@ -68,12 +68,12 @@ ok "refusals changed nothing in the workspace" test -z "$(find "$ws/repo" -newer
 # sbx check
 "$SBX" check -p workspace-write --write "$ws/repo/src/a.c" --read /etc/passwd >"$ws/out"
 is "check: all allowed exits 0" 0 $?
-grep -q "^allowed  write    $ws/repo/src/a.c  (writable root: $ws/repo)" "$ws/out"
+grep -q "^allowed  write    $ws/repo/src/a.c  (write $ws/repo (workspace-write preset: the workspace))" "$ws/out"
 is "check names the deciding rule" 0 $?
 "$SBX" check -p workspace-write --write .git/hooks/pre-commit --write /etc/passwd --connect 127.0.0.1:80 >"$ws/out"
 is "check: any denied exits 1" 1 $?
 is "check answers in command-line order" "write write connect" "$(awk '{print $2}' "$ws/out" | xargs)"
-ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected: $ws/repo/.git" "$ws/out"
+ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected name .git in $ws/repo (lift with --unprotect .git))" "$ws/out"
 ok "check --json" bash -c "'$SBX' check --json -n limited --connect localhost:8080 | python3 -c 'import json,sys; a=json.load(sys.stdin)[0]; assert a[\"allowed\"] and \"loopback\" in a[\"rule\"]'"
 
 # The exit status and the whole of stderr, for a command that prints nothing
@@ -114,7 +114,7 @@ is "a policy file's writable_roots under the default mode are refused" \
     "125 sbx: --policy-file $ws/roots.json: key 'writable_roots': writable roots need -p workspace-write (the policy is read-only)" \
     "$(answer "$SBX" policy --policy-file "$ws/roots.json")"
 is "a policy file's writable_roots with -p workspace-write are taken" "$ws/extra" \
-    "$("$SBX" policy --json --policy-file "$ws/roots.json" -p workspace-write | python3 -c 'import json,sys; print(*json.load(sys.stdin)["writable_roots"])')"
+    "$("$SBX" policy --json --policy-file "$ws/roots.json" -p workspace-write | python3 -c 'import json,sys; print(*[w["path"] for w in json.load(sys.stdin)["writable"] if w["path"].endswith("/extra")])')"
 is "Codex read-only JSON with -w is refused" \
     "125 sbx: --writable-root: writable roots need mode workspace-write (the policy is read-only, from --policy-json: key 'type')" \
     "$(answer "$SBX" policy --policy-json '{"type":"read-only"}' -w "$ws/extra")"

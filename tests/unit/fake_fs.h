@@ -90,6 +90,19 @@ struct FakeFs {
             if (it == symlinks.end()) return std::nullopt;
             return it->second;
         };
+        e.list_directory = [this](const std::string& p) {
+            std::set<std::string> names;
+            const std::string prefix = p == "/" ? "/" : p + "/";
+            auto add = [&](const std::string& path) {
+                if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+                    path.find('/', prefix.size()) == std::string::npos)
+                    names.insert(path.substr(prefix.size()));
+            };
+            for (const auto& d : dirs) add(d);
+            for (const auto& [f, _] : files) add(f);
+            for (const auto& [l, _] : symlinks) add(l);
+            return std::vector<std::string>(names.begin(), names.end());
+        };
         e.read_file = [this](const std::string& p) -> std::optional<std::string> {
             auto it = files.find(p);
             if (it == files.end()) return std::nullopt;

@@ -39,6 +39,12 @@ const std::vector<std::string>& protected_of(const CanonicalPolicy& p, const std
     return none;
 }
 
+// Held read-only as a protected path (a name or what it leads to).
+bool is_protected(const CanonicalPolicy& p, const std::string& path) {
+    const FsDecision d = decide_path(p, path);
+    return d.entry && d.entry->path == path && d.access == FsAccess::Read && d.entry->rule.starts_with("protected");
+}
+
 }  // namespace
 
 TEST_CASE("the seed mapping table: mode and network to the canonical filesystem part") {
@@ -80,7 +86,7 @@ TEST_CASE("defaults: read-only with restricted network") {
     CHECK(p.mode == Mode::ReadOnly);
     CHECK(p.network == Network::Restricted);
     CHECK(p.workspace == "/work/repo");
-    CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".agents"});
+    CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".agents", ".aws"});
 }
 
 TEST_CASE("danger-full-access with a restricted or limited network is refused, pointing to external-sandbox") {
@@ -108,8 +114,9 @@ TEST_CASE("workspace-write: protected names at the top of every writable root, e
     fs.dir("/work/repo/.git/hooks");
     CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/repo"));
     CHECK(protected_of(p, "/work/repo") ==
-          std::vector<std::string>{"/work/repo/.agents", "/work/repo/.codex", "/work/repo/.git", "/work/repo/.sbx"});
-    CHECK(protected_of(p, "/tmp") == std::vector<std::string>{"/tmp/.agents", "/tmp/.codex", "/tmp/.git", "/tmp/.sbx"});
+          std::vector<std::string>{"/work/repo/.agents", "/work/repo/.aws", "/work/repo/.codex", "/work/repo/.git",
+                                   "/work/repo/.sbx"});
+    CHECK(protected_of(p, "/tmp") == std::vector<std::string>{"/tmp/.agents", "/tmp/.aws", "/tmp/.codex", "/tmp/.git", "/tmp/.sbx"});
     CHECK(protected_of(p, "/dev/null").empty());
 }
 
@@ -118,21 +125,30 @@ TEST_CASE("a .git file's gitdir: target is protected too, resolved") {
     fs.dir("/work/main-repo/.git/worktrees/wt").dir("/work/wt");
     fs.file("/work/wt/.git", "gitdir: ../main-repo/.git/worktrees/wt\n");
     CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
-    const auto& prot = protected_of(p, "/work/wt");
-    CHECK(std::find(prot.begin(), prot.end(), "/work/main-repo/.git/worktrees/wt") != prot.end());
-    CHECK(std::find(prot.begin(), prot.end(), "/work/wt/.git") != prot.end());
+    CHECK(is_protected(p, "/work/main-repo/.git/worktrees/wt"));
+    CHECK(is_protected(p, "/work/wt/.git"));
+    CHECK(std::find(protected_of(p, "/work/wt").begin(), protected_of(p, "/work/wt").end(), "/work/wt/.git") !=
+          protected_of(p, "/work/wt").end());
+
+    SECTION("a gitdir inside another writable root is held read-only in that root") {
+        PolicyInput in = input(Mode::WorkspaceWrite);
+        in.writable_roots = {{"/work/main-repo", "-w"}};
+        CanonicalPolicy q = resolve(in, fs.env("/work/wt"));
+        const auto& pr = protected_of(q, "/work/main-repo");
+        CHECK(std::find(pr.begin(), pr.end(), "/work/main-repo/.git/worktrees/wt") != pr.end());
+        CHECK_FALSE(check_access(q, Access::Write, "/work/main-repo/.git/worktrees/wt/HEAD", fs.env("/work/wt")).allowed);
+        CHECK(check_access(q, Access::Write, "/work/main-repo/src", fs.env("/work/wt")).allowed);
+    }
 
     SECTION("a worktree's commondir (the main repository's .git) is protected too") {
         fs.file("/work/main-repo/.git/worktrees/wt/commondir", "../..\n");
         CanonicalPolicy q = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
-        const auto& pr = protected_of(q, "/work/wt");
-        CHECK(std::find(pr.begin(), pr.end(), "/work/main-repo/.git") != pr.end());
+        CHECK(is_protected(q, "/work/main-repo/.git"));
     }
     SECTION("an absolute gitdir with spaces and CRLF") {
         fs.file("/work/wt/.git", "gitdir:  /work/main-repo/.git/worktrees/wt \r\n");
         CanonicalPolicy q = resolve(input(Mode::WorkspaceWrite), fs.env("/work/wt"));
-        const auto& pr = protected_of(q, "/work/wt");
-        CHECK(std::find(pr.begin(), pr.end(), "/work/main-repo/.git/worktrees/wt") != pr.end());
+        CHECK(is_protected(q, "/work/main-repo/.git/worktrees/wt"));
     }
 }
 
@@ -143,7 +159,7 @@ TEST_CASE("a symlinked protected name protects its target too") {
     CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/repo"));
     const auto& prot = protected_of(p, "/work/repo");
     CHECK(std::find(prot.begin(), prot.end(), "/work/repo/.codex") != prot.end());
-    CHECK(std::find(prot.begin(), prot.end(), "/opt/shared-codex") != prot.end());
+    CHECK(is_protected(p, "/opt/shared-codex"));
 }
 
 TEST_CASE("writable roots and the workspace are symlink-resolved and deduplicated") {
@@ -154,7 +170,7 @@ TEST_CASE("writable roots and the workspace are symlink-resolved and deduplicate
     in.writable_roots = {{"/optlink", "--writable-root"}, {"/opt/", "--writable-root"}, {"../../opt", "--writable-root"}};
     CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
     CHECK(p.workspace == "/work/repo");
-    CHECK(p.writable_roots == std::vector<std::string>{"/opt"});
+    CHECK(std::count(p.entries.begin(), p.entries.end(), FsEntry{{FsTarget::Kind::Path, "/opt"}, FsAccess::Write, ""}) == 1);
     CHECK(paths(p) == std::vector<std::string>{"/work/repo", "/opt", "/tmp", "/dev/shm", "/dev/null"});
 }
 
@@ -213,7 +229,8 @@ TEST_CASE("writable roots outside workspace-write are refused, with the fix") {
     SECTION("a document that leaves the mode to later sources may name writable roots") {
         PolicyInput merged = read_policy_text(R"({"writable_roots":["/opt"]})", "p.json", env).input;
         merged.merge(input(Mode::WorkspaceWrite));
-        CHECK(resolve(merged, env).writable_roots == std::vector<std::string>{"/opt"});
+        const CanonicalPolicy p = resolve(merged, env);
+        CHECK(std::any_of(p.writable.begin(), p.writable.end(), [](const WritableRoot& w) { return w.path == "/opt"; }));
     }
     SECTION("the modes without a filesystem sandbox: everything is writable already") {
         in.mode = Mode::DangerFullAccess;
@@ -231,9 +248,10 @@ TEST_CASE("--protect adds a name, --unprotect removes one") {
     in.protect = {".env"};
     in.unprotect = {".agents"};
     CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
-    CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".env"});
+    CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".aws", ".env"});
     CHECK(protected_of(p, "/work/repo") ==
-          std::vector<std::string>{"/work/repo/.codex", "/work/repo/.env", "/work/repo/.git", "/work/repo/.sbx"});
+          std::vector<std::string>{"/work/repo/.aws", "/work/repo/.codex", "/work/repo/.env", "/work/repo/.git",
+                                   "/work/repo/.sbx"});
 }
 
 TEST_CASE("merge: later sources override, lists accumulate") {
@@ -357,11 +375,11 @@ TEST_CASE("sbx check answers from the canonical policy") {
     Verdict v = check_access(ww, Access::Write, "src/new.c", env);
     CHECK(v.allowed);
     CHECK(v.subject == "/work/repo/src/new.c");
-    CHECK(v.rule == "writable root: /work/repo");
+    CHECK(v.rule == "write /work/repo (workspace-write preset: the workspace)");
 
     v = check_access(ww, Access::Write, ".git/hooks/pre-commit", env);
     CHECK_FALSE(v.allowed);
-    CHECK(v.rule.starts_with("protected: /work/repo/.git"));
+    CHECK(v.rule == "protected name .git in /work/repo (lift with --unprotect .git)");
     CHECK_FALSE(check_access(ww, Access::Write, ".sbx/x", env).allowed);  // does not exist yet
     CHECK_FALSE(check_access(ww, Access::Write, "/etc/passwd", env).allowed);
     v = check_access(ww, Access::Write, "out/passwd", env);  // a symlink out of the workspace
