@@ -357,7 +357,8 @@ private:
         const std::string& part = parts[i];
         if (part == "**") {
             walk(dir, parts, i + 1, depth);  // zero directories
-            if (max_depth_ && depth >= *max_depth_) return;
+            // Depth N: what lies at most N levels below the static prefix.
+            if (max_depth_ && depth + 1 >= *max_depth_) return;
             for (const auto& name : env_.list_directory(dir)) {
                 const std::string path = join_path(dir, name);
                 if (env_.is_directory(path)) walk(path, parts, i, depth + 1);
