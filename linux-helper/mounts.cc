@@ -401,6 +401,12 @@ void make_mounts_private() {
 }
 
 void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
+    // Fail closed until the view can hide paths: never run weaker than asked.
+    const bool denies = std::any_of(policy.denied.begin(), policy.denied.end(),
+                                    [](const std::string& d) { return !d.starts_with("/tmp/codex-daemon-"); });
+    if (denies || !policy.reads_root())
+        fail(kStep, "deny entries and views without the root are not enforced by this helper yet",
+             "drop --deny, --deny-glob and --minimal");
     make_mounts_private();
 
     for (const auto& root : policy.writable)
