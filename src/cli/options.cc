@@ -145,7 +145,7 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
     add.flag("--exclude-slash-tmp", text.exclude_slash_tmp, "Do not make /tmp and /dev/shm writable");
     add.flag("--exclude-tmpdir-env-var", text.exclude_tmpdir, "Do not make $TMPDIR writable");
     add.option("--protect", args.flags.protect,
-               "Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents "
+               "Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents .aws "
                "(repeatable)");
     add.option("--unprotect", args.flags.unprotect, "Stop protecting NAME (repeatable)");
     add.flag("--allow-unprotected", text.allow_unprotected,
