@@ -255,7 +255,10 @@ void PolicyInput::merge(const PolicyInput& later) {
         entries_source = later.entries_source;
     }
     extra_entries.insert(extra_entries.end(), later.extra_entries.begin(), later.extra_entries.end());
-    if (later.read_base) read_base = later.read_base;
+    if (later.read_base) {
+        read_base = later.read_base;
+        read_base_source = later.read_base_source;
+    }
     if (later.glob_scan_max_depth) glob_scan_max_depth = later.glob_scan_max_depth;
     auto take = [](auto& mine, const auto& theirs) {
         if (theirs) mine = theirs;
@@ -290,8 +293,10 @@ std::vector<FsEntry> preset_entries(Mode mode, ReadBase base, const PolicyInput&
     const std::string source = fmt::format("{} preset", to_string(mode));
     if (mode == Mode::DangerFullAccess || mode == Mode::ExternalSandbox)
         return {entry(FsTarget::Kind::Root, "", FsAccess::Write, source)};
-    std::vector<FsEntry> out{entry(base == ReadBase::Root ? FsTarget::Kind::Root : FsTarget::Kind::Minimal, "",
-                                   FsAccess::Read, source)};
+    std::vector<FsEntry> out;
+    if (base != ReadBase::None)
+        out.push_back(entry(base == ReadBase::Root ? FsTarget::Kind::Root : FsTarget::Kind::Minimal, "", FsAccess::Read,
+                            source));
     if (mode == Mode::ReadOnly) return out;
     out.push_back(entry(FsTarget::Kind::Path, workspace, FsAccess::Write, source + ": the workspace"));
     for (const auto& r : roots) out.push_back(entry(FsTarget::Kind::Path, r, FsAccess::Write, "--writable-root"));
@@ -540,9 +545,9 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
                                     ":tmpdir entry instead)",
                                     in.entries_source));
         if (in.read_base)
-            throw Error(fmt::format("--minimal: {} lists its own entries; replace its :root entry with :minimal "
+            throw Error(fmt::format("{}: {} lists its own entries; replace its :root entry with :minimal "
                                     "there",
-                                    in.entries_source));
+                                    in.read_base_source, in.entries_source));
     }
     // A list of entries decides the mode unless it leaves the filesystem
     // open (danger-full-access, external-sandbox).
@@ -576,7 +581,7 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
                                 to_string(p.mode)));
     const bool sandboxed = p.sandboxed_filesystem();
     if (!sandboxed && (!in.extra_entries.empty() || in.read_base)) {
-        const std::string flag = in.read_base ? "--minimal" : in.extra_entries.front().source;
+        const std::string flag = in.read_base ? in.read_base_source : in.extra_entries.front().source;
         throw Error(fmt::format("{}: {} leaves the filesystem {}, so filesystem entries cannot be enforced; use "
                                 "-p read-only or -p workspace-write",
                                 flag, to_string(p.mode),

@@ -86,8 +86,10 @@ struct FsEntry {
 };
 
 // What the read-only and workspace-write presets read from: the whole
-// filesystem (":root") or only the platform set (":minimal").
-enum class ReadBase { Root, Minimal };
+// filesystem (":root"), only the platform set (":minimal"), or nothing but
+// their other entries (Codex's restricted read access without platform
+// defaults).
+enum class ReadBase { Root, Minimal, None };
 
 // What was asked for, from any source; unset fields take defaults.  Sources
 // are merged with merge(): later sources override earlier ones, and list
@@ -116,7 +118,8 @@ struct PolicyInput {
     std::string entries_source;
     // Added to the preset or to `entries` (--read, --deny, --deny-glob).
     std::vector<FsEntry> extra_entries;
-    std::optional<ReadBase> read_base;  // --minimal
+    std::optional<ReadBase> read_base;  // --minimal, Codex's read_only_access
+    std::string read_base_source = "--minimal";
     std::optional<unsigned> glob_scan_max_depth;
     // Where each field came from, for error messages ("--policy-file f.json").
     std::string mode_source = "--policy";

@@ -35,9 +35,12 @@ constexpr std::array<std::string_view, 5> kLimitKeys{"memory", "cpu_seconds", "p
                                                      "open_files"};
 
 constexpr std::array<std::string_view, 1> kCodexPlainKeys{"type"};
+constexpr std::array<std::string_view, 3> kCodexReadOnlyKeys{"type", "access", "network_access"};
+constexpr std::array<std::string_view, 3> kCodexReadAccessKeys{"type", "include_platform_defaults", "readable_roots"};
 constexpr std::array<std::string_view, 2> kCodexExternalKeys{"type", "network_access"};
-constexpr std::array<std::string_view, 5> kCodexWorkspaceKeys{"type", "writable_roots", "network_access",
-                                                              "exclude_tmpdir_env_var", "exclude_slash_tmp"};
+constexpr std::array<std::string_view, 6> kCodexWorkspaceKeys{"type", "writable_roots", "network_access",
+                                                              "exclude_tmpdir_env_var", "exclude_slash_tmp",
+                                                              "read_only_access"};
 constexpr std::array<std::string_view, 2> kWritableEntryKeys{"path", "protected"};
 
 std::string list(Keys keys) { return fmt::format("{}", fmt::join(keys, ", ")); }
@@ -125,6 +128,33 @@ private:
     std::string source_;
 };
 
+// Codex's ReadOnlyAccess ({"type":"full-access"} or {"type":"restricted",
+// "include_platform_defaults":true, "readable_roots":[...]}): what the mode
+// reads besides what it writes.  Restricted access reads the platform set
+// (when include_platform_defaults, the default), the readable roots and the
+// working directory, as Codex's get_readable_roots_with_cwd does.
+void codex_read_access(const Reader& r, const std::string& key, PolicyInput& in) {
+    const json* access = r.get(key, json::value_t::object, "an object ({\"type\": \"full-access\"} or {\"type\": \"restricted\", ...})");
+    if (!access) return;
+    Reader ar(*access, r.source() + ": key '" + key + "'");
+    const auto type = ar.string("type");
+    if (!type) ar.fail("type", "missing (full-access or restricted)");
+    if (*type == "full-access") {
+        ar.only(kCodexPlainKeys);
+        return;
+    }
+    if (*type != "restricted") ar.fail("type", fmt::format("'{}' is not one of: full-access, restricted", *type));
+    ar.only(kCodexReadAccessKeys);
+    in.read_base = ar.boolean("include_platform_defaults").value_or(true) ? ReadBase::Minimal : ReadBase::None;
+    in.read_base_source = ar.source();
+    in.extra_entries.push_back({{FsTarget::Kind::ProjectRoots, ""}, FsAccess::Read, ar.source() + " (the working directory)"});
+    for (const auto& root : ar.strings("readable_roots").value_or(std::vector<std::string>{})) {
+        if (root.empty() || root.front() != '/')
+            ar.fail("readable_roots", fmt::format("'{}' is not an absolute path", root));
+        in.extra_entries.push_back({{FsTarget::Kind::Path, root}, FsAccess::Read, ar.source() + ": readable_roots"});
+    }
+}
+
 PolicyInput codex_input(const json& doc, const std::string& source) {
     Reader r(doc, source);
     const std::string type = *r.string("type");
@@ -132,8 +162,10 @@ PolicyInput codex_input(const json& doc, const std::string& source) {
     in.mode_source = source + ": key 'type'";
     in.network_source = source + ": key 'network_access'";
     if (type == "read-only") {
-        r.only(kCodexPlainKeys);
+        r.only(kCodexReadOnlyKeys);
         in.mode = Mode::ReadOnly;
+        codex_read_access(r, "access", in);
+        if (auto n = r.boolean("network_access")) in.network = *n ? Network::Full : Network::Restricted;
     } else if (type == "danger-full-access") {
         r.only(kCodexPlainKeys);
         in.mode = Mode::DangerFullAccess;
@@ -153,6 +185,7 @@ PolicyInput codex_input(const json& doc, const std::string& source) {
         if (auto n = r.boolean("network_access")) in.network = *n ? Network::Full : Network::Restricted;
         in.exclude_tmpdir_env_var = r.boolean("exclude_tmpdir_env_var");
         in.exclude_slash_tmp = r.boolean("exclude_slash_tmp");
+        codex_read_access(r, "read_only_access", in);
     } else {
         r.fail("type", fmt::format("'{}' is not one of: read-only, workspace-write, danger-full-access, "
                                    "external-sandbox",

@@ -345,3 +345,37 @@ TEST_CASE("sbx check names the entry that decided") {
     v = check_access(p, Access::Read, "sub/x", env);
     CHECK(v.allowed);
 }
+
+TEST_CASE("Codex's SandboxPolicy read access fields: access and read_only_access") {
+    FakeFs fs = machine();
+    fs.dir("/data");
+    Environment env = fs.env("/w");
+    auto parse = [&](const std::string& json) { return parse_policy_text(json, "--sandbox-policy", env); };
+    SECTION("read-only, restricted with the platform defaults: the platform set, the cwd, the readable roots") {
+        auto p = parse(R"({"type":"read-only","access":{"type":"restricted","readable_roots":["/data"]},"network_access":true})");
+        CHECK(p.mode == Mode::ReadOnly);
+        CHECK(p.network == Network::Full);
+        CHECK(access(p, "/usr/bin/sh") == "read");
+        CHECK(access(p, "/w/f.txt") == "read");
+        CHECK(access(p, "/data/x") == "read");
+        CHECK(access(p, "/home/u") == "none");
+        CHECK_FALSE(p.reads_root());
+    }
+    SECTION("workspace-write, restricted without the platform defaults") {
+        auto p = parse(R"({"type":"workspace-write","read_only_access":{"type":"restricted","include_platform_defaults":false}})");
+        CHECK(access(p, "/usr/bin/sh") == "none");
+        CHECK(access(p, "/w/x") == "write");
+        CHECK(access(p, "/tmp/x") == "write");
+    }
+    SECTION("full-access is the whole filesystem, as without the key") {
+        CHECK(parse(R"({"type":"read-only","access":{"type":"full-access"}})") == parse(R"({"type":"read-only"})"));
+    }
+    SECTION("bad values are refused, naming the key") {
+        CHECK_THROWS_WITH(parse(R"({"type":"read-only","access":{"type":"some"}})"),
+                          "--sandbox-policy: key 'access': key 'type': 'some' is not one of: full-access, restricted");
+        CHECK_THROWS_WITH(parse(R"({"type":"read-only","access":{"type":"restricted","readable_roots":["rel"]}})"),
+                          "--sandbox-policy: key 'access': key 'readable_roots': 'rel' is not an absolute path");
+        CHECK_THROWS_WITH(parse(R"({"type":"read-only","access":{"type":"restricted","roots":[]}})"),
+                          Catch::StartsWith("--sandbox-policy: key 'access': unknown key 'roots'"));
+    }
+}
