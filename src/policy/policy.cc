@@ -501,8 +501,8 @@ bool decides_itself(const CanonicalPolicy& p, const ResolvedEntry& e) {
 }  // namespace
 
 bool CanonicalPolicy::reads_root() const {
-    return std::any_of(resolved.begin(), resolved.end(),
-                       [](const ResolvedEntry& e) { return e.path == "/" && e.access != FsAccess::Deny; });
+    const auto root = decide_path(*this, "/");
+    return root.entry && root.entry->path == "/" && root.access != FsAccess::Deny;
 }
 
 FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {

@@ -379,3 +379,11 @@ TEST_CASE("Codex's SandboxPolicy read access fields: access and read_only_access
                           Catch::StartsWith("--sandbox-policy: key 'access': unknown key 'roots'"));
     }
 }
+
+TEST_CASE("the root read and denied at once: deny wins, and the view has no root") {
+    FakeFs fs = machine();
+    auto p = with({kRootRead, special(FsTarget::Kind::Root, FsAccess::Deny), path_entry("/w", FsAccess::Write)}, fs);
+    CHECK_FALSE(p.reads_root());
+    CHECK(access(p, "/etc") == "deny");
+    CHECK(access(p, "/w/x") == "write");
+}
