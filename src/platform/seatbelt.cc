@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstddef>
-#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -15,22 +15,21 @@
 namespace sbx {
 namespace {
 
-// One writable root as the profile sees it.
-struct SeatbeltRoot {
-    std::string path;
-    std::vector<std::string> protected_paths;  // its own, each -D..._PROTECTED_j
-    // What its write rule excludes:
-    std::vector<std::pair<std::size_t, std::size_t>> excluded;  // (root, j) of every protected path inside it
-    bool fixed = false;                  // the root directory itself (it leads to a protected path)
-    std::vector<std::string> ancestors;  // directories inside it that lead to one, each -D..._ANCESTOR_j
-};
-
 // True when `path` is `root` or lies below it (component-wise: /a/bc is not
 // below /a/b).
 bool is_within(std::string_view path, std::string_view root) {
     if (root == "/") return !path.empty() && path.front() == '/';
     if (!path.starts_with(root)) return false;
     return path.size() == root.size() || path[root.size()] == '/';
+}
+
+std::size_t depth_of(std::string_view path) {
+    return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+std::string parent_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
 
 // On macOS /tmp, /var and /etc are symlinks into /private, and Seatbelt
@@ -58,99 +57,319 @@ void check_path(const std::string& path, std::string_view what) {
 void check_sandboxed(const CanonicalPolicy& policy) {
     if (policy.mode == Mode::DangerFullAccess)
         throw Error("seatbelt: danger-full-access runs without a sandbox, so it has no Seatbelt profile");
-    if (policy.readable != std::vector<std::string>{"/"})
-        throw Error("seatbelt: only a policy that reads everywhere (readable = [\"/\"]) has a profile");
 }
 
-void add_root(std::vector<SeatbeltRoot>& roots, const std::string& path,
-              const std::vector<std::string>& protected_paths) {
-    auto it = std::find_if(roots.begin(), roots.end(),
-                           [&](const SeatbeltRoot& r) { return r.path == path; });
-    if (it == roots.end()) {
-        roots.emplace_back();
-        roots.back().path = path;
-        it = std::prev(roots.end());
+// Equal depth: read, then write, then deny, so that with Seatbelt's "last
+// matching rule wins" deny beats write beats read on the same path.
+int rank(FsAccess a) {
+    switch (a) {
+        case FsAccess::Read: return 0;
+        case FsAccess::Write: return 1;
+        case FsAccess::Deny: return 2;
     }
-    for (const std::string& p : protected_paths)
-        if (std::find(it->protected_paths.begin(), it->protected_paths.end(), p) ==
-            it->protected_paths.end())
-            it->protected_paths.push_back(p);
+    return 0;
 }
 
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
+// One path rule of the profile: an entry that changes the access its
+// ancestors give (`inherited`).
+struct PathRule {
+    std::string path;
+    FsAccess access = FsAccess::Read;
+    std::optional<FsAccess> inherited;  // what the shallower rules give at `path`
+    std::string param;                  // "" for the unfiltered whole-filesystem read
+};
 
-// What the write rule of `root` must leave out.  Every protected path inside
-// it (its own, and those of roots nested in it) as a subtree.  And, as single
-// names, the directories through which such a path is reached, the root
-// itself included: renaming or removing one of them would move the protected
-// path away from the name the rule holds (mv project /tmp/p, then write
-// /tmp/p/.git/hooks/x).  Writing inside those directories stays allowed.
-void plan_exclusions(SeatbeltRoot& root, const std::vector<SeatbeltRoot>& roots) {
-    for (std::size_t k = 0; k < roots.size(); ++k)
-        for (std::size_t j = 0; j < roots[k].protected_paths.size(); ++j)
-            if (is_within(roots[k].protected_paths[j], root.path)) root.excluded.emplace_back(k, j);
-    auto excluded_subtree = [&](const std::string& dir) {
-        return std::any_of(root.excluded.begin(), root.excluded.end(), [&](const auto& kj) {
-            return is_within(dir, roots[kj.first].protected_paths[kj.second]);
-        });
-    };
-    for (const auto& [k, j] : root.excluded) {
-        const std::string& target = roots[k].protected_paths[j];
-        std::vector<std::string> chain;  // the directories from the root down to the target's parent
-        for (std::string dir = target; dir != root.path && dir != "/";) {
-            dir = parent_of(dir);
-            chain.push_back(dir);
+struct Param {
+    std::string name;
+    std::string value;
+};
+
+// Everything the profile says about files, with the -D parameters it uses.
+struct FilePlan {
+    bool external = false;  // external-sandbox: the filesystem is left alone
+    bool reads_root = true;
+    std::vector<PathRule> rules;       // in profile order: shallow to deep
+    std::vector<std::string> fixed;    // params: directories not writable as a name
+    std::vector<std::string> traverse; // params: directories whose metadata is readable
+    std::vector<std::string> globs;    // params: regexes of deny globs
+    std::vector<Param> params;
+};
+
+// The access the rules so far give to `path`: the deepest rule at the path
+// or above it, the later one on the same path (nullopt: no rule, no access).
+std::optional<FsAccess> decide(const std::vector<PathRule>& rules, const std::string& path) {
+    std::optional<FsAccess> access;
+    std::size_t best = 0;
+    bool found = false;
+    for (const PathRule& r : rules) {
+        if (!is_within(path, r.path)) continue;
+        const std::size_t d = depth_of(r.path);
+        if (!found || d >= best) {
+            best = d;
+            access = r.access;
+            found = true;
         }
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-            if (*it == root.path) {
-                root.fixed = true;
-            } else if (!excluded_subtree(*it) &&
-                       std::find(root.ancestors.begin(), root.ancestors.end(), *it) == root.ancestors.end()) {
-                root.ancestors.push_back(*it);
+    }
+    return access;
+}
+
+bool readable(std::optional<FsAccess> a) { return a == FsAccess::Read || a == FsAccess::Write; }
+
+// ---------------------------------------------------------------------------
+// Deny globs as Seatbelt regexes (POSIX extended syntax, as Codex writes them
+// in codex-rs/sandboxing/src/seatbelt.rs: seatbelt_regex_for_unreadable_glob).
+
+// A literal character: the regex metacharacters get a backslash, except ']'
+// and '}', which are literal unescaped in POSIX extended regexes (where "\]"
+// is not defined) and in ECMAScript alike.
+void append_escaped(std::string& out, char c) {
+    static constexpr std::string_view special = ".^$|()[{*+?\\";
+    if (special.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+}
+
+// A bracket expression [..] starting at pattern[i] == '['; advances i past
+// it.  nullopt when it can match no character (only '/').  A literal '[' when
+// it is not closed.
+std::optional<std::string> bracket_regex(std::string_view pattern, std::size_t& i) {
+    std::size_t j = i + 1;
+    const bool negated = j < pattern.size() && (pattern[j] == '!' || pattern[j] == '^');
+    if (negated) ++j;
+    const std::size_t first = j;
+    if (j < pattern.size() && pattern[j] == ']') ++j;  // a leading ']' is literal
+    while (j < pattern.size() && pattern[j] != ']') ++j;
+    if (j >= pattern.size()) {  // not closed: a literal '['
+        ++i;
+        return std::string("\\[");
+    }
+    const std::string_view body = pattern.substr(first, j - first);
+    i = j + 1;
+    auto refuse = [&](std::string_view why) -> Error {
+        return Error(fmt::format("seatbelt: deny glob '{}': the bracket expression [{}{}] {}; "
+                                 "write it with alphanumeric characters and ranges",
+                                 pattern, negated ? "!" : "", body, why));
+    };
+    // Inside brackets, backslash, '[', ']', '^' and '-' read differently in
+    // the regex dialects, so they are taken out as escaped alternatives (and
+    // refused in a negated set, which has no such way out).
+    std::string inside;
+    std::vector<std::string> outside;
+    for (std::size_t k = 0; k < body.size(); ++k) {
+        const char c = body[k];
+        if (k + 2 < body.size() && body[k + 1] == '-') {
+            const char hi = body[k + 2];
+            if (!std::isalnum(static_cast<unsigned char>(c)) || !std::isalnum(static_cast<unsigned char>(hi)))
+                throw refuse("has a range of punctuation");
+            inside += c;
+            inside += '-';
+            inside += hi;
+            k += 2;
+            continue;
+        }
+        if (c == '/') continue;  // a glob never matches '/' outside '**'
+        if (static_cast<unsigned char>(c) >= 0x80) throw refuse("has a non-ASCII character");
+        if (c == '\\' || c == '[' || c == ']' || c == '^' || c == '-') {
+            if (negated) throw refuse("negates one of \\ [ ] ^ -");
+            std::string alt;
+            append_escaped(alt, c);
+            outside.push_back(alt);
+            continue;
+        }
+        inside += c;
+    }
+    if (negated) return "[^/" + inside + "]";
+    if (inside.empty() && outside.empty()) return std::nullopt;
+    if (outside.empty()) return "[" + inside + "]";
+    std::string out = "(";
+    if (!inside.empty()) outside.insert(outside.begin(), "[" + inside + "]");
+    for (std::size_t k = 0; k < outside.size(); ++k) out += (k ? "|" : "") + outside[k];
+    return out + ")";
+}
+
+// The anchored regex for an absolute glob: '*', '?' and [..] within one
+// component, '**' as a whole component across any number of them; a match
+// that is a directory is denied with everything below it.  nullopt when the
+// pattern can match nothing.
+std::optional<std::string> glob_regex(std::string_view pattern) {
+    std::string out = "^";
+    for (std::size_t i = 0; i < pattern.size();) {
+        const char c = pattern[i];
+        if (c == '*') {
+            const bool whole = (i == 0 || pattern[i - 1] == '/') && i + 1 < pattern.size() && pattern[i + 1] == '*' &&
+                               (i + 2 == pattern.size() || pattern[i + 2] == '/');
+            if (whole && i + 2 == pattern.size()) {
+                out += ".*";
+                i += 2;
+            } else if (whole) {
+                out += "(.*/)?";
+                i += 3;
+            } else {
+                out += "[^/]*";
+                while (i < pattern.size() && pattern[i] == '*') ++i;
+            }
+        } else if (c == '?') {
+            out += "[^/]";
+            ++i;
+        } else if (c == '[') {
+            std::optional<std::string> set = bracket_regex(pattern, i);
+            if (!set) return std::nullopt;
+            out += *set;
+        } else if (c == '\\' && i + 1 < pattern.size()) {
+            append_escaped(out, pattern[i + 1]);
+            i += 2;
+        } else {
+            append_escaped(out, c);
+            ++i;
+        }
+    }
+    return out + "(/.*)?$";
+}
+
+// ---------------------------------------------------------------------------
+
+FilePlan plan_files(const CanonicalPolicy& policy) {
+    check_sandboxed(policy);
+    FilePlan plan;
+    if (policy.mode == Mode::ExternalSandbox) {
+        plan.external = true;
+        return plan;
+    }
+    // "/" readable: it decides its own path as a read or write entry.  (From
+    // the derived sets, like everything here, rather than reads_root(), which
+    // also says yes when a ":root deny" beats the ":root read".)
+    plan.reads_root = std::find(policy.readable.begin(), policy.readable.end(), "/") != policy.readable.end() ||
+                      std::any_of(policy.writable.begin(), policy.writable.end(),
+                                  [](const WritableRoot& w) { return w.path == "/"; });
+
+    // Every entry that decides its own path, from the derived sets: read
+    // entries, write entries (but /dev/null, which the base policy allows as
+    // data writes on the device, never as a name to unlink), their protected
+    // paths and read-only carve-outs (read), deny entries (globs expanded).
+    struct Candidate {
+        std::string path;
+        FsAccess access;
+    };
+    std::vector<Candidate> candidates;
+    auto add = [&](const std::string& path, FsAccess access, std::string_view what) {
+        check_path(path, what);
+        for (const std::string& p : {path, private_alias(path).value_or("")}) {
+            if (p.empty()) continue;
+            const bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+                return c.path == p && c.access == access;
+            });
+            if (!seen) candidates.push_back({p, access});
+        }
+    };
+    for (const std::string& r : policy.readable) add(r, FsAccess::Read, "readable path");
+    for (const WritableRoot& w : policy.writable) {
+        if (w.path != "/dev/null") add(w.path, FsAccess::Write, "writable root");
+        for (const std::string& p : w.protected_paths) add(p, FsAccess::Read, "protected path");
+    }
+    for (const std::string& d : policy.denied) add(d, FsAccess::Deny, "denied path");
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        const std::size_t da = depth_of(a.path), db = depth_of(b.path);
+        if (da != db) return da < db;
+        if (a.access != b.access) return rank(a.access) < rank(b.access);
+        return a.path < b.path;  // paths of one depth do not overlap: any fixed order
+    });
+
+    // Shallow to deep: with Seatbelt's last matching rule winning, the most
+    // specific entry decides, as in decide_path().  An entry that gives what
+    // its ancestors already give is left out.
+    std::size_t n_read = 0, n_write = 0, n_deny = 0;
+    for (const Candidate& c : candidates) {
+        const std::optional<FsAccess> inherited = decide(plan.rules, c.path);
+        if (inherited == c.access) continue;
+        PathRule rule{c.path, c.access, inherited, ""};
+        if (!(c.path == "/" && c.access == FsAccess::Read)) {
+            switch (c.access) {
+                case FsAccess::Read: rule.param = fmt::format("READ_{}", n_read++); break;
+                case FsAccess::Write: rule.param = fmt::format("WRITE_{}", n_write++); break;
+                case FsAccess::Deny: rule.param = fmt::format("DENY_{}", n_deny++); break;
+            }
+            plan.params.push_back({rule.param, rule.path});
+        }
+        plan.rules.push_back(std::move(rule));
+    }
+
+    // Deny globs: the pattern itself, so that a file created later is denied
+    // too (the Linux view can only hide what the pattern matched at start).
+    std::vector<std::string> glob_patterns;
+    for (const FsEntry& e : policy.entries) {
+        if (e.target.kind != FsTarget::Kind::Glob || e.access != FsAccess::Deny) continue;
+        std::string pattern = e.target.value;
+        if (pattern.empty() || pattern.front() != '/') pattern = join_path(policy.workspace, pattern);
+        check_path(pattern, "deny glob");
+        for (const std::string& p : {pattern, private_alias(pattern).value_or("")})
+            if (!p.empty() && std::find(glob_patterns.begin(), glob_patterns.end(), p) == glob_patterns.end())
+                glob_patterns.push_back(p);
+    }
+    for (const std::string& pattern : glob_patterns) {
+        const std::optional<std::string> regex = glob_regex(pattern);
+        if (!regex) continue;
+        const std::string name = fmt::format("DENY_GLOB_{}", plan.globs.size());
+        plan.globs.push_back(name);
+        plan.params.push_back({name, *regex});
+    }
+
+    // No rename may carry a read-only or denied path out from under its rule:
+    // each directory from a writable ancestor down to it keeps its name.  (A
+    // glob's directories are not fixed: that would forbid creating them when
+    // they do not exist yet.  A directory renamed out of a pattern takes the
+    // files created in it later along; what matched at start is denied by
+    // name, as on Linux, and its directories are fixed like any deny entry's.)
+    std::vector<std::string> fixed_dirs;
+    auto fix_chain = [&](const std::string& target_dir) {
+        for (const PathRule& w : plan.rules) {
+            if (w.access != FsAccess::Write || !is_within(target_dir, w.path)) continue;
+            for (std::string dir = target_dir;; dir = parent_of(dir)) {
+                if (decide(plan.rules, dir) == FsAccess::Write &&
+                    std::find(fixed_dirs.begin(), fixed_dirs.end(), dir) == fixed_dirs.end())
+                    fixed_dirs.push_back(dir);
+                if (dir == w.path || dir == "/") break;
             }
         }
+    };
+    for (const PathRule& r : plan.rules)
+        if (r.access != FsAccess::Write && r.path != "/") fix_chain(parent_of(r.path));
+    std::sort(fixed_dirs.begin(), fixed_dirs.end());
+    for (const std::string& dir : fixed_dirs) {
+        plan.fixed.push_back(fmt::format("FIXED_{}", plan.fixed.size()));
+        plan.params.push_back({plan.fixed.back(), dir});
     }
-}
 
-// The parameterised roots, in policy order, each followed by its /private
-// alias.  /dev/null is not among them: the base policy allows writing to it
-// (a literal rule on the device, not a subtree).  Protected paths that lie in
-// no root are dropped: nothing could write there anyway.
-std::vector<SeatbeltRoot> seatbelt_roots(const CanonicalPolicy& policy) {
-    check_sandboxed(policy);
-    std::vector<SeatbeltRoot> roots;
-    if (policy.mode == Mode::ExternalSandbox) return roots;  // the filesystem is left alone
-    for (const WritableRoot& w : policy.writable) {
-        check_path(w.path, "writable root");
-        for (const std::string& p : w.protected_paths) check_path(p, "protected path");
-        if (w.path == "/dev/null") continue;
-        add_root(roots, w.path, w.protected_paths);
-        if (auto alias = private_alias(w.path)) {
-            std::vector<std::string> aliased;
-            for (const std::string& p : w.protected_paths)
-                aliased.push_back(private_alias(p).value_or(p));
-            add_root(roots, *alias, aliased);
+    // The directories on the way to a readable or writable entry that no
+    // rule lets the command read: their metadata (stat, getattrlist), as the
+    // Linux view shows them, traversable but not listable.  Seatbelt checks
+    // the final path of an open, not each directory of the lookup, but
+    // realpath() and getcwd() look at every directory on the way.  A
+    // symlink on an entry's given path (/bin -> /usr/bin for :minimal) is
+    // read to resolve it.
+    std::vector<std::string> traverse_dirs;
+    auto add_traverse = [&](const std::string& path) {
+        if (path == "/" || readable(decide(plan.rules, path))) return;
+        if (std::find(traverse_dirs.begin(), traverse_dirs.end(), path) == traverse_dirs.end())
+            traverse_dirs.push_back(path);
+    };
+    auto add_ancestors = [&](const std::string& path) {
+        for (std::string dir = parent_of(path); dir != "/"; dir = parent_of(dir)) add_traverse(dir);
+    };
+    for (const PathRule& r : plan.rules)
+        if (r.access != FsAccess::Deny) add_ancestors(r.path);
+    if (!plan.reads_root) {
+        for (const ResolvedEntry& e : policy.resolved) {
+            if (e.given.empty() || e.access == FsAccess::Deny || !readable(decide(plan.rules, e.path))) continue;
+            check_path(e.given, "entry path");
+            add_traverse(e.given);
+            add_ancestors(e.given);
         }
     }
-    for (SeatbeltRoot& root : roots) {
-        std::erase_if(root.protected_paths, [&](const std::string& p) {
-            return std::none_of(roots.begin(), roots.end(),
-                                [&](const SeatbeltRoot& r) { return is_within(p, r.path); });
-        });
+    std::sort(traverse_dirs.begin(), traverse_dirs.end());
+    for (const std::string& dir : traverse_dirs) {
+        plan.traverse.push_back(fmt::format("TRAVERSE_{}", plan.traverse.size()));
+        plan.params.push_back({plan.traverse.back(), dir});
     }
-    for (SeatbeltRoot& root : roots) plan_exclusions(root, roots);
-    return roots;
-}
-
-std::string root_param(std::size_t i) { return fmt::format("WRITABLE_ROOT_{}", i); }
-std::string protected_param(std::size_t i, std::size_t j) {
-    return fmt::format("WRITABLE_ROOT_{}_PROTECTED_{}", i, j);
-}
-std::string ancestor_param(std::size_t i, std::size_t j) {
-    return fmt::format("WRITABLE_ROOT_{}_ANCESTOR_{}", i, j);
+    return plan;
 }
 
 std::string_view network_rules(Network network) {
@@ -162,62 +381,114 @@ std::string_view network_rules(Network network) {
     throw Error("seatbelt: unknown network level");
 }
 
-void append_file_rules(std::string& out, const CanonicalPolicy& policy,
-                       const std::vector<SeatbeltRoot>& roots) {
-    if (policy.mode == Mode::ExternalSandbox) {
+std::string param_filter(std::string_view kind, const std::string& param) {
+    return fmt::format("({} (param {}))", kind, sbpl_quote(param));
+}
+
+// The rule of one entry.  Denials name the path both as a literal and as a
+// subpath, as Codex does (build_seatbelt_access_policy in
+// codex-rs/sandboxing/src/seatbelt.rs), so that the first creation of the
+// name itself is covered whatever the path's form.
+std::string path_rule_text(const PathRule& r) {
+    constexpr std::string_view read_ops = "file-read* file-map-executable";
+    if (r.param.empty()) return fmt::format("(allow {})", read_ops);
+    const std::string subpath = param_filter("subpath", r.param);
+    const std::string both = param_filter("literal", r.param) + " " + subpath;
+    switch (r.access) {
+        case FsAccess::Read:
+            if (r.inherited == FsAccess::Write) return fmt::format("(deny file-write* {})", both);
+            return fmt::format("(allow {} {})", read_ops, subpath);
+        case FsAccess::Write:
+            if (r.inherited == FsAccess::Read) return fmt::format("(allow file-write* {})", subpath);
+            return fmt::format("(allow {} file-write* {})", read_ops, subpath);
+        case FsAccess::Deny:
+            return fmt::format("(deny {} file-write* file-test-existence {})", read_ops, both);
+    }
+    return {};
+}
+
+std::string_view access_word(FsAccess a) {
+    switch (a) {
+        case FsAccess::Read: return "read";
+        case FsAccess::Write: return "write";
+        case FsAccess::Deny: return "deny";
+    }
+    return "";
+}
+
+void append_multi(std::string& out, std::string_view head, const std::vector<std::string>& params,
+                  std::string_view kind) {
+    out += head;
+    for (const std::string& p : params) out += "\n  " + param_filter(kind, p);
+    out += ")\n\n";
+}
+
+void append_file_rules(std::string& out, const FilePlan& plan) {
+    if (plan.external) {
         out +=
             "; Filesystem: external-sandbox leaves the filesystem to the sandbox around sbx;\n"
             "; every file operation is allowed here.\n"
             "(allow file*)\n\n";
         return;
     }
-    out +=
-        "; Reads: the whole filesystem is readable, and executable (mapping code\n"
-        "; from any file: dylibs, python and node native modules).\n"
-        "(allow file-read* file-map-executable)\n\n";
-    if (roots.empty()) {
-        out += "; Writes: none, besides the devices of the base policy (/dev/null).\n\n";
-        return;
+    if (!plan.reads_root) {
+        out += seatbelt_files::restricted_read;
+        if (!out.empty() && out.back() != '\n') out += '\n';
+        out += '\n';
     }
     out +=
-        "; Writes: below each writable root, except below its protected paths (and any\n"
-        "; protected path of another root inside it).  The paths come as -D parameters,\n"
-        "; never spliced into this text.  The rules match path names, not files, so a\n"
-        "; protected name that does not exist yet (a first .git/hooks/x, a first .sbx/)\n"
-        "; cannot be created either; nor does a symlink get round them, as Seatbelt\n"
-        "; checks the resolved path.  The root and the directories leading to a\n"
-        "; protected path are themselves left out (their contents are not), so that\n"
-        "; no rename moves a protected path away from its name.  Hard links\n"
-        "; (file-link) stay denied everywhere: a second name for a protected or\n"
-        "; read-only file would make it writable under that name.\n";
-    for (std::size_t i = 0; i < roots.size(); ++i) {
-        out += fmt::format(";   {} = {}\n", root_param(i), sbpl_quote(roots[i].path));
-        for (std::size_t j = 0; j < roots[i].protected_paths.size(); ++j)
-            out += fmt::format(";   {} = {}\n", protected_param(i, j),
-                               sbpl_quote(roots[i].protected_paths[j]));
-        for (std::size_t j = 0; j < roots[i].ancestors.size(); ++j)
-            out += fmt::format(";   {} = {}\n", ancestor_param(i, j), sbpl_quote(roots[i].ancestors[j]));
+        "; Files: one rule per entry of the policy, from the shallowest path to the\n"
+        "; deepest and, on the same path, read before write before deny.  Seatbelt\n"
+        "; applies the last rule that matches, so the most specific entry decides, as\n"
+        "; on Linux: a denied directory beats the readable root, a writable hole\n"
+        "; below it beats the denial, a read-only carve-out beats its writable root.\n"
+        "; Reading includes mapping code (dylibs, native modules).  The paths come as\n"
+        "; -D parameters, never spliced into this text.  The rules match path names,\n"
+        "; not files, so a protected or denied name that does not exist yet cannot\n"
+        "; be created either; nor does a symlink get round them, as Seatbelt checks\n"
+        "; the resolved path.  Hard links (file-link) stay denied everywhere: a\n"
+        "; second name for a read-only or denied file would escape its rule.\n";
+    for (const PathRule& r : plan.rules) {
+        if (r.param.empty()) continue;
+        out += fmt::format(";   {} = {} ({})\n", r.param, sbpl_quote(r.path), access_word(r.access));
     }
-    out += "(allow file-write*";
-    for (std::size_t i = 0; i < roots.size(); ++i) {
-        const SeatbeltRoot& root = roots[i];
-        const std::string param = sbpl_quote(root_param(i));
-        std::vector<std::string> exclusions;
-        if (root.fixed) exclusions.push_back(fmt::format("(literal (param {}))", param));
-        for (std::size_t j = 0; j < root.ancestors.size(); ++j)
-            exclusions.push_back(fmt::format("(literal (param {}))", sbpl_quote(ancestor_param(i, j))));
-        for (const auto& [k, j] : root.excluded)
-            exclusions.push_back(fmt::format("(subpath (param {}))", sbpl_quote(protected_param(k, j))));
-        const std::string subpath = fmt::format("(subpath (param {}))", param);
-        if (exclusions.empty()) {
-            out += "\n  " + subpath;
-            continue;
-        }
-        out += "\n  (require-all\n    " + subpath;
-        for (const std::string& filter : exclusions) out += "\n    (require-not " + filter + ")";
-        out += ")";
+    if (plan.rules.empty()) out += "; No entry: nothing is readable or writable but what the lines above allow.\n";
+    for (const PathRule& r : plan.rules) out += path_rule_text(r) + "\n";
+    out += "\n";
+
+    auto value_of = [&](const std::string& name) {
+        for (const Param& p : plan.params)
+            if (p.name == name) return p.value;
+        return std::string();
+    };
+    if (!plan.fixed.empty()) {
+        out +=
+            "; Renames: the writable directories that lead to a read-only or denied path\n"
+            "; keep their names (their contents stay writable), so that no rename moves\n"
+            "; that path away from the name its rule holds (mv project /tmp/p, then\n"
+            "; write /tmp/p/.git/hooks/x).\n";
+        for (const std::string& p : plan.fixed) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
+        append_multi(out, "(deny file-write*", plan.fixed, "literal");
     }
-    out += ")\n\n";
+    if (!plan.traverse.empty()) {
+        out +=
+            "; Traversal: the directories on the way to a readable or writable entry\n"
+            "; that are not readable themselves give their metadata only (stat,\n"
+            "; getattrlist for realpath and getcwd), never their listing.\n";
+        for (const std::string& p : plan.traverse) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
+        append_multi(out, "(allow file-read-metadata", plan.traverse, "literal");
+    }
+    if (!plan.globs.empty()) {
+        out +=
+            "; Deny globs, last so that they beat every entry: each pattern as an anchored\n"
+            "; regex ('*', '?' and [..] within a component, '**' across components, a\n"
+            "; matched directory with everything below it).  Unlike on Linux, where the\n"
+            "; pattern is expanded once at start, a file created later that matches is\n"
+            "; denied too, and no matching name can be created.\n";
+        for (const std::string& p : plan.globs) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
+        append_multi(out, "(deny file-read* file-map-executable file-write* file-test-existence", plan.globs,
+                     "regex");
+    }
 }
 
 }  // namespace
@@ -240,13 +511,13 @@ std::string sbpl_quote(std::string_view text) {
 }
 
 std::string seatbelt_profile(const CanonicalPolicy& policy) {
-    const std::vector<SeatbeltRoot> roots = seatbelt_roots(policy);
+    const FilePlan plan = plan_files(policy);
     std::string out(seatbelt_files::base);
     if (!out.empty() && out.back() != '\n') out += '\n';
     out += fmt::format(
         "\n; ---- Generated by sbx from the canonical policy: mode {}, network {} ----\n\n",
         to_string(policy.mode), to_string(policy.network));
-    append_file_rules(out, policy, roots);
+    append_file_rules(out, plan);
     out += network_rules(policy.network);
     if (!out.empty() && out.back() != '\n') out += '\n';
     return out;
@@ -254,14 +525,7 @@ std::string seatbelt_profile(const CanonicalPolicy& policy) {
 
 std::vector<std::string> seatbelt_parameters(const CanonicalPolicy& policy) {
     std::vector<std::string> params;
-    const std::vector<SeatbeltRoot> roots = seatbelt_roots(policy);
-    for (std::size_t i = 0; i < roots.size(); ++i) {
-        params.push_back(fmt::format("-D{}={}", root_param(i), roots[i].path));
-        for (std::size_t j = 0; j < roots[i].protected_paths.size(); ++j)
-            params.push_back(fmt::format("-D{}={}", protected_param(i, j), roots[i].protected_paths[j]));
-        for (std::size_t j = 0; j < roots[i].ancestors.size(); ++j)
-            params.push_back(fmt::format("-D{}={}", ancestor_param(i, j), roots[i].ancestors[j]));
-    }
+    for (const Param& p : plan_files(policy).params) params.push_back(fmt::format("-D{}={}", p.name, p.value));
     return params;
 }
 

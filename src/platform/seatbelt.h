@@ -3,12 +3,18 @@
 // and tested on any OS; only macOS runs it.
 //
 // The profile is the base policy (macos/base.sbpl, embedded at build time)
-// followed by generated rules: reads everywhere, writes on the writable roots
-// (passed as -DWRITABLE_ROOT_i=PATH parameters, never spliced into the text)
-// minus their protected paths (-DWRITABLE_ROOT_i_PROTECTED_j) and minus the
-// directories deeper in a root that lead to one (-DWRITABLE_ROOT_i_ANCESTOR_j,
-// as with nested roots), and the network file for the policy's level.
-// danger-full-access has no profile: these functions throw sbx::Error for it.
+// followed by generated rules and the network file for the policy's level.
+// The generated rules express the policy's entries (CanonicalPolicy's
+// readable, writable with protected paths, denied, and the deny globs of
+// its entries): one rule per entry, shallowest path first, so that with
+// Seatbelt's "last matching rule wins" the most specific entry decides as it
+// does on Linux; then the names that renames may not move, the directories
+// whose metadata traversal needs, and the deny globs as regexes.  Without a
+// readable root, macos/restricted_read.sbpl (what any process needs to start)
+// comes first.  Every path and regex is a -D parameter (-DREAD_i, -DWRITE_i,
+// -DDENY_i, -DFIXED_i, -DTRAVERSE_i, -DDENY_GLOB_i), never spliced into the
+// text.  danger-full-access has no profile: these functions throw
+// sbx::Error for it.
 #pragma once
 
 #include <string>
@@ -22,7 +28,8 @@ namespace sbx {
 // The full profile text for the policy (base files + generated rules).
 std::string seatbelt_profile(const CanonicalPolicy&);
 
-// The -D parameters: {"-DWRITABLE_ROOT_0=/path", "-DWRITABLE_ROOT_0_PROTECTED_0=/path/.git", ...}.
+// The -D parameters: {"-DWRITE_0=/path", "-DREAD_0=/path/.git", ...}, in the
+// order the profile names them.
 std::vector<std::string> seatbelt_parameters(const CanonicalPolicy&);
 
 // The whole argv: {sandbox_exec, "-p", PROFILE, params..., "--", command...}.
