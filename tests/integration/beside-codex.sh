@@ -47,7 +47,7 @@ for who in sbx codex; do
     out=$(other sh -c "$probe" 2>&1)
     is "while $who runs, the other runs a workspace-write command (exit 0, no protected write)" "0 " "$? $out"
     is "... and its write landed" hi "$(cat "$ws/proj/out" 2>/dev/null)"
-    echo go > "$sig/release"
+    echo go 1<>"$sig/release"  # read-write: never blocks, also when the holder is gone
     wait "$holder"
     is "$who's held command ended well" 0 $?
     rm -f "$ws/proj/out"
