@@ -1,15 +1,20 @@
 // codex-linux-sandbox: applies the sandbox to itself, then execs the command.
 //
-//   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --sandbox-policy JSON -- CMD...
+//   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --permission-profile JSON
+//                       [--use-legacy-landlock] [--no-proc] [--inherit-pid-namespace] [--] CMD...
+//   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --sandbox-policy JSON [--] CMD...
 //   codex-linux-sandbox DIR JSON -- CMD...
 //
-// Order (SPEC section 5): policy, rlimits, namespaces, filesystem view,
-// capabilities, no_new_privs, Landlock, seccomp, exec.  Exit 125 with one
-// line when the sandbox cannot be applied; 126/127 when the command cannot be
-// executed or is not found; otherwise the command's own status.
+// The first is Codex 0.169's (CODEX-HELPER.md section 2), the others the
+// older forms.  Order (SPEC section 5): policy, rlimits, namespaces,
+// filesystem view, capabilities, no_new_privs, Landlock, seccomp, exec.
+// Exit 125 with one line when the arguments are wrong or the sandbox cannot
+// be applied; 126/127 when the command cannot be executed or is not found;
+// otherwise the command's own status.
 #include <linux/close_range.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -35,12 +40,39 @@ namespace sbx::helper {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --sandbox-policy JSON -- CMD...";
+    "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] "
+    "(--permission-profile JSON | --sandbox-policy JSON) [--no-proc] [--] CMD...";
+
+constexpr const char* kHelp =
+    "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
+    "                           --permission-profile JSON [--use-legacy-landlock]\n"
+    "                           [--no-proc] [--inherit-pid-namespace] [--] CMD [ARG...]\n"
+    "       codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
+    "                           --sandbox-policy JSON [--no-proc] [--] CMD [ARG...]\n"
+    "       codex-linux-sandbox DIR JSON -- CMD [ARG...]\n"
+    "\n"
+    "Applies the sandbox the policy describes to itself, then runs CMD.\n"
+    "\n"
+    "  --sandbox-policy-cwd DIR      the base of :project_roots entries, relative globs\n"
+    "                                and relative paths (the workspace)\n"
+    "  --command-cwd DIR             the directory CMD starts in (default: the current one)\n"
+    "  --permission-profile JSON     Codex's permission profile (Codex 0.169 and later)\n"
+    "  --sandbox-policy JSON         sbx's canonical policy, or Codex's older SandboxPolicy\n"
+    "  --use-legacy-landlock         accepted; the sandbox is the same without it\n"
+    "  --no-proc                     no fresh /proc: /proc is an empty read-only directory\n"
+    "  --inherit-pid-namespace       accepted; the sandbox keeps a pid namespace of its own\n"
+    "  -h, --help                    this text\n"
+    "\n"
+    "Options may be written --option=VALUE; each may be given once.  Exit status:\n"
+    "the command's own, 125 when the arguments are wrong or the sandbox cannot be\n"
+    "applied, 126/127 when CMD cannot be executed or is not found.\n";
 
 struct Args {
-    std::string policy_cwd;
+    std::string policy_cwd;  // as given (the permission profile keeps a relative one relative)
     std::optional<std::string> command_cwd;
-    std::string policy_json;
+    std::optional<std::string> policy_json;   // --sandbox-policy, or the older positional form
+    std::optional<std::string> profile_json;  // --permission-profile
+    bool no_proc = false;
     char** command = nullptr;  // argv-style, null-terminated
 };
 
@@ -53,66 +85,137 @@ std::string absolute(std::string path) {
     return result + path;
 }
 
+[[noreturn]] void usage_error(const std::string& reason) { fail("arguments", reason, kUsage); }
+
+// The options of CODEX-HELPER.md section 2, and what each does here.
+enum class Opt {
+    PolicyCwd, CommandCwd, PermissionProfile, SandboxPolicy, ManagedNetwork, LegacyLandlock, NoProc,
+    InheritPid, Help, InnerStage,
+};
+struct OptionSpec {
+    std::string_view name;
+    Opt opt;
+    bool value;
+};
+constexpr OptionSpec kOptions[] = {
+    {"--sandbox-policy-cwd", Opt::PolicyCwd, true},
+    {"--command-cwd", Opt::CommandCwd, true},
+    {"--permission-profile", Opt::PermissionProfile, true},
+    {"--sandbox-policy", Opt::SandboxPolicy, true},
+    {"--managed-network", Opt::ManagedNetwork, true},
+    {"--use-legacy-landlock", Opt::LegacyLandlock, false},
+    {"--no-proc", Opt::NoProc, false},
+    {"--inherit-pid-namespace", Opt::InheritPid, false},
+    {"--help", Opt::Help, false},
+    {"-h", Opt::Help, false},
+    // Codex's helper runs itself again inside its sandbox with these.
+    {"--apply-seccomp-then-exec", Opt::InnerStage, false},
+    {"--proxy-route-spec", Opt::InnerStage, true},
+    {"--verify-fd-mount", Opt::InnerStage, true},
+};
+
+// Options in any order, "--flag value" or "--flag=value", each at most once;
+// "--" or the first argument that is not an option starts the command.  The
+// older form takes two positional arguments, DIR and JSON, first.
 Args parse_args(int argc, char** argv) {
     Args args;
-    std::optional<std::string> cwd, json;
-    std::vector<std::string> positional;
+    std::optional<std::string> cwd;
+    std::vector<std::string_view> seen;
     int i = 1;
-    auto value = [&](std::string_view arg, std::string_view name) -> std::optional<std::string> {
-        if (arg == name) {
-            if (i + 1 >= argc) fail("arguments", std::string(name) + " needs a value", kUsage);
-            return std::string(argv[++i]);
-        }
-        if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=')
-            return std::string(arg.substr(name.size() + 1));
-        return std::nullopt;
-    };
+    if (argc > 2 && argv[1][0] != '-') {
+        // The older form: DIR JSON first.
+        cwd = argv[1];
+        args.policy_json = argv[2];
+        i = 3;
+    }
     for (; i < argc; ++i) {
-        std::string_view arg = argv[i];
+        const std::string_view arg = argv[i];
         if (arg == "--") {
             ++i;
             break;
         }
-        if (auto v = value(arg, "--sandbox-policy-cwd")) {
-            cwd = *v;
-        } else if (auto v2 = value(arg, "--command-cwd")) {
-            args.command_cwd = *v2;
-        } else if (auto v3 = value(arg, "--sandbox-policy")) {
-            json = *v3;
-        } else if (arg.size() > 1 && arg[0] == '-' && !(cwd && json) && positional.size() < 2) {
-            fail("arguments", "unknown option '" + std::string(arg) + "'", kUsage);
-        } else if (!(cwd && json) && positional.size() < 2) {
-            positional.emplace_back(arg);  // the older form: DIR JSON
-        } else {
-            break;  // the command, without a "--"
+        if (arg.size() < 2 || arg[0] != '-') break;  // the command, without a "--"
+        const std::string_view name = arg.substr(0, arg.find('='));
+        const OptionSpec* spec = nullptr;
+        for (const auto& o : kOptions)
+            if (o.name == name) spec = &o;
+        if (spec == nullptr) usage_error("unknown option '" + std::string(name) + "'");
+        std::optional<std::string> value;
+        if (name.size() < arg.size()) {
+            if (!spec->value) usage_error(std::string(name) + " takes no value");
+            value = std::string(arg.substr(name.size() + 1));
+        } else if (spec->value) {
+            if (i + 1 >= argc) usage_error(std::string(name) + " needs a value");
+            value = std::string(argv[++i]);
+        }
+        if (std::find(seen.begin(), seen.end(), spec->name) != seen.end() ||
+            (spec->opt == Opt::PolicyCwd && cwd) || (spec->opt == Opt::SandboxPolicy && args.policy_json))
+            usage_error(std::string(name) + " given more than once");
+        seen.push_back(spec->name);
+        switch (spec->opt) {
+            case Opt::PolicyCwd: cwd = value; break;
+            case Opt::CommandCwd: args.command_cwd = value; break;
+            case Opt::PermissionProfile: args.profile_json = value; break;
+            case Opt::SandboxPolicy: args.policy_json = value; break;
+            case Opt::NoProc: args.no_proc = true; break;
+            // One pipeline here: with or without it, the same sandbox.
+            case Opt::LegacyLandlock: break;
+            // The sandbox keeps its own pid namespace and /proc (stricter).
+            case Opt::InheritPid: break;
+            case Opt::Help:
+                write_all(STDOUT_FILENO, kHelp);
+                std::exit(0);
+            case Opt::ManagedNetwork:
+                fail("arguments",
+                     "--managed-network: the proxy-only network of Codex's network proxy is not supported yet, "
+                     "and the helper will not run with the host's network instead",
+                     "run Codex without features.network_proxy");
+            case Opt::InnerStage:
+                usage_error(std::string(name) + " is an inner stage of Codex's own helper, not for callers");
         }
     }
-    if (positional.size() == 2 && !cwd && !json) {
-        cwd = positional[0];
-        json = positional[1];
-    } else if (!positional.empty()) {
-        fail("arguments", "unexpected argument '" + positional[0] + "'", kUsage);
-    }
-    if (!cwd) fail("arguments", "missing --sandbox-policy-cwd", kUsage);
-    if (!json) fail("arguments", "missing --sandbox-policy", kUsage);
-    if (i >= argc) fail("arguments", "missing the command after --", kUsage);
-    args.policy_cwd = absolute(*cwd);
-    args.policy_json = *json;
+    if (args.policy_json && args.profile_json)
+        usage_error("--sandbox-policy and --permission-profile together: give one policy");
+    if (!cwd) usage_error("missing --sandbox-policy-cwd");
+    if (!args.policy_json && !args.profile_json) usage_error("missing --permission-profile (or --sandbox-policy)");
+    if (i >= argc) usage_error("missing the command");
+    args.policy_cwd = *cwd;
     args.command = argv + i;
     return args;
 }
 
 // Capabilities, no_new_privs, Landlock, seccomp: the layers every sandboxed
-// command gets, applied in the process that execs it.
-Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer) {
+// command gets, applied in the process that execs it.  hide_proc (--no-proc,
+// in a mount namespace of the sandbox's): /proc becomes an empty read-only
+// directory first, once stdin, stdout and stderr have been opened again (which
+// reads /proc/self/fd, still the host's /proc then).
+Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer,
+                        bool hide = false) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
+    if (hide) {
+        // Without effective capabilities, as the command would open them.
+        if (mount_layer) without_effective_capabilities(reopen_stdio_in_view);
+        hide_proc();
+    }
     drop_capabilities();
     // In the view, without capabilities, before Landlock (a terminal reopened
     // after it would lose its ioctls): as the command would open them.
-    if (mount_layer) reopen_stdio_in_view();
+    if (mount_layer && !hide) reopen_stdio_in_view();
     set_no_new_privs();
     apply_landlock(policy, mount_layer);
     return install_seccomp(policy);
+}
+
+// The policy from --permission-profile or --sandbox-policy, resolved here.
+CanonicalPolicy read_policy(const Args& args, Environment env) {
+    // A relative --sandbox-policy-cwd: Codex resolves nothing against it (the
+    // profile drops such entries); sbx's policies take it from the current
+    // directory, as before.
+    env.cwd = absolute(args.policy_cwd);
+    if (args.profile_json)
+        return resolve(input_from_permission_profile(*args.profile_json, args.policy_cwd, "--permission-profile"),
+                       env);
+    return parse_policy_text(*args.policy_json, "--sandbox-policy", env);
 }
 
 int run(int argc, char** argv) {
@@ -123,9 +226,7 @@ int run(int argc, char** argv) {
         fail_errno("fds", "close_range", "run on Linux 5.11 or later");
     const Args args = parse_args(argc, argv);
 
-    Environment env = system_environment();
-    env.cwd = args.policy_cwd;
-    const CanonicalPolicy policy = parse_policy_text(args.policy_json, "--sandbox-policy", env);
+    const CanonicalPolicy policy = read_policy(args, system_environment());
     const std::string command_cwd = args.command_cwd ? absolute(*args.command_cwd) : absolute(".");
 
     if (policy.mode == Mode::DangerFullAccess) {
@@ -158,12 +259,12 @@ int run(int argc, char** argv) {
             } else {
                 make_mounts_private();
             }
-            mount_namespace_filesystems(filesystem);
+            mount_namespace_filesystems(filesystem, !args.no_proc);
             if (limited) bring_up_loopback();
         };
         auto prepare = [&]() {
             relays.attach();
-            return apply_process_layers(policy, command_cwd, filesystem);
+            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc);
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {

@@ -496,9 +496,9 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     }
 }
 
-void mount_namespace_filesystems(bool read_only) {
+void mount_namespace_filesystems(bool read_only, bool fresh_proc) {
     const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | (read_only ? MS_RDONLY : 0);
-    if (::mount("proc", "/proc", "proc", flags, nullptr) != 0)
+    if (fresh_proc && ::mount("proc", "/proc", "proc", flags, nullptr) != 0)
         fail_errno(kStep, "mounting /proc for the new pid namespace",
                    "a fully visible /proc must exist on the host");
     // The host's queues are not those of the new IPC namespace: where the host

@@ -113,12 +113,13 @@ void build_filesystem_view(const CanonicalPolicy&, const ProtectedPaths&);
 // with network limited, where only /proc changes).
 void make_mounts_private();
 
-// Mounts a fresh /proc for the current pid namespace and, where the host has
-// a /dev/mqueue directory, a fresh mqueue for the current IPC namespace
-// (called in pid 1): read-only where the policy sandboxes the filesystem
-// (Landlock refuses writes there as well; this keeps a second layer on /proc
-// too), writable under external-sandbox, whose filesystem is the outer
-// sandbox's business.
-void mount_namespace_filesystems(bool read_only);
+// Mounts a fresh /proc for the current pid namespace (unless !fresh_proc:
+// --no-proc, where the command hides /proc instead, namespaces.h) and, where
+// the host has a /dev/mqueue directory, a fresh mqueue for the current IPC
+// namespace (called in pid 1): read-only where the policy sandboxes the
+// filesystem (Landlock refuses writes there as well; this keeps a second
+// layer on /proc too), writable under external-sandbox, whose filesystem is
+// the outer sandbox's business.
+void mount_namespace_filesystems(bool read_only, bool fresh_proc = true);
 
 }  // namespace sbx::helper

@@ -1,11 +1,14 @@
 #include "namespaces.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 
 #include "fd.h"
@@ -62,6 +65,22 @@ Fork fork_into_namespaces(const NamespaceRequest& request) {
     if (pid >= 0) return {pid, true, true};
     if (userns_unavailable(errno)) return {};
     fail_errno(kStep, "clone", "check the kernel's namespace support");
+}
+
+void hide_proc() {
+    if (::mount("none", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555") != 0)
+        fail_errno(kStep, "hiding /proc for --no-proc (an empty tmpfs over it)", "run without --no-proc");
+}
+
+void without_effective_capabilities(const std::function<void()>& fn) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct saved[2]{};
+    if (::syscall(SYS_capget, &header, saved) != 0) fail_errno(kStep, "capget");
+    __user_cap_data_struct none[2]{};
+    for (int i = 0; i < 2; ++i) none[i] = {0, saved[i].permitted, saved[i].inheritable};
+    if (::syscall(SYS_capset, &header, none) != 0) fail_errno(kStep, "capset (effective set off)");
+    fn();
+    if (::syscall(SYS_capset, &header, saved) != 0) fail_errno(kStep, "capset (effective set back)");
 }
 
 }  // namespace sbx::helper

@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <functional>
+
 namespace sbx::helper {
 
 struct NamespaceRequest {
@@ -30,5 +32,15 @@ Fork fork_into_namespaces(const NamespaceRequest&);
 // In the child: maps the caller's uid and gid (as they were before the fork)
 // to themselves, and denies setgroups.
 void map_ids(uid_t uid, gid_t gid);
+
+// --no-proc, in the command's process of a sandbox with a mount namespace of
+// its own, before the capabilities are dropped: an empty read-only tmpfs
+// (mode 0555) over /proc, so that neither the host's processes nor a /proc of
+// the sandbox's pid namespace is visible (the pid namespace stays private).
+void hide_proc();
+
+// Runs fn with the effective capability set empty, then restores it (the
+// permitted set is kept): what fn opens, it opens as the command would.
+void without_effective_capabilities(const std::function<void()>& fn);
 
 }  // namespace sbx::helper
