@@ -407,15 +407,6 @@ std::string path_rule_text(const PathRule& r) {
     return {};
 }
 
-std::string_view access_word(FsAccess a) {
-    switch (a) {
-        case FsAccess::Read: return "read";
-        case FsAccess::Write: return "write";
-        case FsAccess::Deny: return "deny";
-    }
-    return "";
-}
-
 void append_multi(std::string& out, std::string_view head, const std::vector<std::string>& params,
                   std::string_view kind) {
     out += head;
@@ -450,7 +441,7 @@ void append_file_rules(std::string& out, const FilePlan& plan) {
         "; second name for a read-only or denied file would escape its rule.\n";
     for (const PathRule& r : plan.rules) {
         if (r.param.empty()) continue;
-        out += fmt::format(";   {} = {} ({})\n", r.param, sbpl_quote(r.path), access_word(r.access));
+        out += fmt::format(";   {} = {} ({})\n", r.param, sbpl_quote(r.path), to_string(r.access));
     }
     if (plan.rules.empty()) out += "; No entry: nothing is readable or writable but what the lines above allow.\n";
     for (const PathRule& r : plan.rules) out += path_rule_text(r) + "\n";
