@@ -84,7 +84,7 @@ def main():
         notify = ["-b"] if mode == "selfstop" else []
         os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"] + notify, env)
     out = bytearray()
-    deadline = time.time() + 10
+    deadline = time.time() + 30  # a cap for a loaded machine; every wait is on a condition
 
     def read_until(pattern, start):
         """Reads until pattern matches the output after offset start."""
