@@ -15,10 +15,14 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <sstream>
 #include <string_view>
+#include <thread>
 #include <utility>
 
+#include "root_view.h"
 #include "util.h"
 
 namespace sbx::helper {
@@ -144,12 +148,32 @@ void protect_existing(const Fd& dir, const std::string& path, const std::vector<
              "remove or fix the symlink, or --unprotect its name");
 }
 
-bool is_placeholder(const Fd& dir, const std::string& name) {
-    char target[64];
-    const ssize_t n = ::readlinkat(dir.get(), name.c_str(), target, sizeof target);
-    return n > 0 && std::string_view(target, static_cast<std::size_t>(n)) == kPlaceholderTarget;
+// The marks of a placeholder of ours: a directory of mode 0000 owned by the
+// euid (empty: rmdir removes nothing else).
+bool is_our_placeholder(const struct stat& st) {
+    return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0 && st.st_uid == ::geteuid();
 }
 
+// An older version's placeholder: a symlink to kLegacyPlaceholderTarget.
+bool is_legacy_placeholder(const Fd& dir, const std::string& name) {
+    char target[64];
+    const ssize_t n = ::readlinkat(dir.get(), name.c_str(), target, sizeof target);
+    return n > 0 && std::string_view(target, static_cast<std::size_t>(n)) == kLegacyPlaceholderTarget;
+}
+
+// Removes what name names in dir if it is (still) a placeholder of the kind
+// recorded; a pin on it (inside the sandbox) goes first.
+void remove_placeholder(const Fd& dir, const ProtectedPaths::Entry& entry, bool pinned) {
+    const std::string name = name_of(entry.path);
+    if (pinned) (void)::umount2(entry.path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+    if (entry.legacy) {
+        if (is_legacy_placeholder(dir, name)) (void)::unlinkat(dir.get(), name.c_str(), 0);
+        return;
+    }
+    struct stat st {};
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && is_our_placeholder(st))
+        (void)::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR);
+}
 
 std::string join_path(const std::string& dir, const std::string& name) {
     return dir == "/" ? "/" + name : dir + "/" + name;
@@ -291,7 +315,7 @@ bool could_create(const Fd& dir, int err) {
     if (err == EACCES)
         fail(kStep, reason + ", and the command, which owns " + parent + ", could make it writable and create " + name,
              "make the directory writable (chmod u+w " + parent + "), or --unprotect " + name);
-    fail(kStep, reason + ", so the command could create it", "--unprotect " + name + ", or use a workspace on a filesystem with symlinks");
+    fail(kStep, reason + ", so the command could create it", "--unprotect " + name + ", or use a workspace where directories can be made");
 }
 
 }  // namespace
@@ -307,12 +331,12 @@ Fd open_exact(const std::string& path, int flags) {
     }
 }
 
-const ProtectedPaths::Directory& ProtectedPaths::lock_directory(const std::string& path) {
+const ProtectedPaths::Directory* ProtectedPaths::lock_directory(const std::string& path) {
     for (const auto& dir : directories_)
-        if (dir.path == path) return dir;
+        if (dir.path == path) return &dir;
     Fd fd = open_exact(path, O_RDONLY | O_DIRECTORY);
     if (!fd.valid()) {
-        if (errno == ELOOP) changed(path);
+        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return nullptr;
         fail_errno(kStep, "open " + path, "the writable root must be a readable directory");
     }
     const Identity id = identity_of(fd, path);
@@ -330,10 +354,93 @@ const ProtectedPaths::Directory& ProtectedPaths::lock_directory(const std::strin
         ::usleep(10000);
     }
     directories_.push_back({path, std::move(fd), id});
-    return directories_.back();
+    return &directories_.back();
 }
 
+// One path that must hold still inside a writable root: found as it is, or
+// given a placeholder at its first missing component.
+void ProtectedPaths::add(const std::string& target, bool denied) {
+    // Covered already: the same path, or inside a placeholder (empty inside).
+    for (const auto& e : entries_)
+        if (e.path == target || (e.placeholder && is_under(target, e.path))) return;
+    // Before looking: no run removes placeholders meanwhile.  The first
+    // missing component's directory: where a placeholder goes.
+    std::string path = target;
+    const Directory* dir = nullptr;
+    for (;;) {
+        const std::string parent = parent_of(path);
+        if ((dir = lock_directory(parent)) != nullptr) break;
+        if (errno == ENOTDIR) return;  // below a file: it cannot be created
+        if (errno == ELOOP)
+            fail(kStep,
+                 "cannot enforce the " + std::string(denied ? "denied" : "read-only") + " path " + target +
+                     ": a symlink is on its way (" + parent + " or above), inside a writable root",
+                 "name the path without the symlink, or remove the symlink");
+        if (std::any_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == parent; }))
+            changed(parent);  // the root itself went away
+        path = parent;
+    }
+    for (const auto& e : entries_)
+        if (e.path == path) return;
+    const std::string name = name_of(path);
+    // Made where the name is missing; EEXIST (which comes before any
+    // permission error) where it exists.
+    if (::mkdirat(dir->lock.get(), name.c_str(), 0) == 0) {
+        // Ours, just made (pid 1 checks it again before covering it).
+        entries_.push_back({path, true, false, dir->id});
+        return;
+    }
+    const int err = errno;
+    if (err != EEXIST) {
+        if (!could_create(dir->lock, err)) return;
+        fail_missing_placeholder(path, err);
+    }
+    struct stat st {};
+    if (::fstatat(dir->lock.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) changed(path);
+    if (is_our_placeholder(st)) {
+        entries_.push_back({path, true, false, dir->id});  // left by a killed run, or shared
+    } else if (S_ISLNK(st.st_mode) && is_legacy_placeholder(dir->lock, name)) {
+        entries_.push_back({path, true, true, dir->id});
+    } else if (path != target) {
+        changed(target);  // a component made meanwhile
+    } else if (!denied) {
+        entries_.push_back({path, false, false, dir->id});
+    }
+    // An existing denied path is covered in pid 1 (build_filesystem_view).
+}
+
+namespace {
+
+// Workers for the removals: rmdir of a directory made moments ago waits for
+// the disk on some filesystems (ext4 with discard: about 3 ms each), so the
+// removals of one run overlap.
+template <typename Fn>
+void for_each_parallel(std::size_t count, const Fn& fn) {
+    if (count < 2) {
+        for (std::size_t i = 0; i < count; ++i) fn(i);
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < count;) fn(i);
+    };
+    std::vector<std::thread> workers;
+    const std::size_t n = std::min<std::size_t>(count - 1, 7);
+    try {
+        for (std::size_t i = 0; i < n; ++i) workers.emplace_back(work);
+    } catch (const std::system_error&) {
+        // No thread: the rest is done here.
+    }
+    work();
+    for (auto& w : workers) w.join();
+}
+
+}  // namespace
+
 ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
+    for (const auto& path : policy.denied)
+        if (path == "/")
+            fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
     // Each root opened once, without following symlinks (its path has none
     // once resolved): pid 1 checks that it finds the same directory there.
     for (const auto& root : policy.writable) {
@@ -345,33 +452,25 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
         }
         roots_.push_back({root.path, identity_of(fd, root.path)});
     }
+    // (resolve() refused a deny or read-only path given through a symlink
+    // inside a writable root; what changed since is refused below: ELOOP.)
+    // What must hold still inside the writable roots, parents first.
+    std::vector<std::pair<std::string, bool>> targets;  // path, denied
+    for (const auto& root : policy.writable) {
+        if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; }))
+            continue;
+        for (const auto& path : root.protected_paths) targets.emplace_back(path, false);
+    }
+    for (const auto& path : policy.denied) targets.emplace_back(path, true);
+    std::stable_sort(targets.begin(), targets.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
     // Should a later name be refused, the placeholders made so far go too.
     try {
-        for (const auto& root : policy.writable) {
-            if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; }))
-                continue;
-            for (const auto& path : root.protected_paths) {
-                const bool inside = std::any_of(roots_.begin(), roots_.end(),
-                                                [&](const Root& r) { return is_under(path, r.path); });
-                if (!inside) continue;  // already read-only
-                if (std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.path == path; }))
-                    continue;
-                // Before looking: no run removes placeholders meanwhile.
-                const Directory& dir = lock_directory(parent_of(path));
-                const std::string name = name_of(path);
-                // Made where the name is missing; EEXIST (which comes before any
-                // permission error) where it exists.
-                if (::symlinkat(kPlaceholderTarget, dir.lock.get(), name.c_str()) == 0) {
-                    // Ours, just made (pid 1 checks it again before pinning it).
-                    entries_.push_back({path, true, dir.id});
-                    continue;
-                }
-                if (const int err = errno; err != EEXIST) {
-                    if (!could_create(dir.lock, err)) continue;
-                    fail_missing_placeholder(path, err);
-                }
-                entries_.push_back({path, is_placeholder(dir.lock, name), dir.id});
-            }
+        for (const auto& [path, denied] : targets) {
+            const bool inside = std::any_of(roots_.begin(), roots_.end(),
+                                            [&](const Root& r) { return is_under(path, r.path); });
+            if (!inside) continue;  // read-only already, and nothing can be created there
+            add(path, denied);
         }
     } catch (...) {
         remove_placeholders(false);
@@ -382,23 +481,116 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
 ProtectedPaths::~ProtectedPaths() { remove_placeholders(false); }
 
 void ProtectedPaths::remove_placeholders(bool pinned) const {
+    std::vector<std::pair<const Fd*, const Entry*>> work;
     for (const auto& dir : directories_) {
         if (::flock(dir.lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // another run still uses it
-        for (const auto& entry : entries_) {
-            if (!entry.placeholder || parent_of(entry.path) != dir.path) continue;
-            // Inside the sandbox a pinned placeholder is a mount point (EBUSY):
-            // the pin goes first.  The directory's fd is the host's mount.
-            if (pinned) (void)::umount2(entry.path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-            if (is_placeholder(dir.lock, name_of(entry.path)))
-                (void)::unlinkat(dir.lock.get(), name_of(entry.path).c_str(), 0);
-        }
+        for (const auto& entry : entries_)
+            if (entry.placeholder && parent_of(entry.path) == dir.path) work.emplace_back(&dir.lock, &entry);
     }
+    // Children first: a placeholder never holds another, but keep the order
+    // safe for pins (inside the sandbox each one is a mount point: its cover
+    // goes first; the directory's fd is the host's mount).
+    for_each_parallel(work.size(), [&](std::size_t i) { remove_placeholder(*work[i].first, *work[i].second, pinned); });
 }
 
 void make_mounts_private() {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
         fail_errno(kStep, "making mounts private");
 }
+
+namespace {
+
+// The covers of the view: a small tmpfs made once in pid 1 and never
+// attached itself; each cover is a clone of one of its names, read-only.
+class Covers {
+public:
+    static constexpr const char* kEmpty = "empty";          // directory, 0555
+    static constexpr const char* kDenyDir = "deny";         // directory, 0000
+    static constexpr const char* kDenyFile = "deny-file";   // file, 0000
+    // For each denied directory with writable holes: the holes' paths
+    // relative to it, and whether each is a directory.
+    using Skeleton = std::vector<std::pair<std::string, bool>>;
+
+    explicit Covers(const std::vector<Skeleton>& skeletons) {
+        Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+        if (!fs.valid()) fail_errno(kStep, "fsopen tmpfs", "the kernel needs fsopen (Linux 5.2 or later) and tmpfs");
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "4k", 0) != 0 ||
+            ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0111", 0) != 0 ||
+            ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+            fail_errno(kStep, "creating the tmpfs of the covers");
+        mount_ = Fd(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+        if (!mount_.valid()) fail_errno(kStep, "fsmount of the covers' tmpfs");
+        make(kEmpty, true, 0555);
+        make(kDenyDir, true, 0);
+        make(kDenyFile, false, 0);
+        for (std::size_t i = 0; i < skeletons.size(); ++i) {
+            const std::string top = skeleton(i);
+            std::vector<std::string> dirs{top};
+            make(top, true, 0700);
+            for (const auto& [rel, dir] : skeletons[i]) {
+                std::string at = top;
+                for (std::size_t pos = 0;;) {
+                    const auto slash = rel.find('/', pos);
+                    at += "/" + rel.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+                    if (slash == std::string::npos) break;
+                    if (std::find(dirs.begin(), dirs.end(), at) == dirs.end()) {
+                        make(at, true, 0700);
+                        dirs.push_back(at);
+                    }
+                    pos = slash + 1;
+                }
+                make(at, dir, dir ? 0111 : 0);
+            }
+            // Traverse-only, deepest first (made 0700 to be filled).
+            for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+                if (::fchmodat(mount_.get(), it->c_str(), 0111, 0) != 0) fail_errno(kStep, "chmod in the covers' tmpfs");
+        }
+        set_readonly(mount_.get(), "", AT_EMPTY_PATH);
+    }
+
+    static std::string skeleton(std::size_t i) { return "hole" + std::to_string(i); }
+
+    // A read-only clone of name (recursive: a skeleton), to be attached over path.
+    Fd clone(const std::string& name, const std::string& path) const {
+        Fd tree(::open_tree(mount_.get(), name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+        if (!tree.valid()) fail_errno(kStep, "open_tree of the cover for " + path, "the kernel must allow cloning a detached mount (Linux 6.15 or later)");
+        return tree;
+    }
+
+private:
+    void make(const std::string& name, bool dir, mode_t mode) {
+        if (dir) {
+            if (::mkdirat(mount_.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
+                fail_errno(kStep, "mkdir in the covers' tmpfs");
+        } else {
+            Fd fd(::openat(mount_.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+            if (!fd.valid()) fail_errno(kStep, "creating a file in the covers' tmpfs");
+        }
+        if (::fchmodat(mount_.get(), name.c_str(), mode, 0) != 0) fail_errno(kStep, "chmod in the covers' tmpfs");
+    }
+
+    Fd mount_;
+};
+
+void cover_at(const Covers& covers, const std::string& cover, const Fd& dir, const std::string& name,
+              const std::string& path) {
+    attach_at(covers.clone(cover, path), dir, name, path);
+}
+
+[[noreturn]] void refuse_symlink_on_way(const std::string& path) {
+    fail(kStep, "cannot enforce the denied path " + path + ": a symlink is on its way now (it changed after it was resolved)",
+         "name the path without the symlink, or remove the symlink");
+}
+
+// A denied path that exists, as found in the view before any cover.
+struct DenyPlan {
+    std::string path;
+    bool dir = false;
+    std::vector<std::size_t> holes;  // indexes in the existing roots: writable roots below it
+    std::size_t skeleton = 0;        // with holes: its skeleton in Covers
+};
+
+}  // namespace
 
 void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
     // Fail closed until the view can hide paths: never run weaker than asked.
@@ -408,10 +600,12 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         fail(kStep, "deny entries and views without the root are not enforced by this helper yet",
              "drop --deny, --deny-glob and --minimal");
     make_mounts_private();
+    if (!policy.reads_root()) enter_entries_root(policy);
 
-    for (const auto& root : policy.writable)
-        if (root.path == "/")
-            fail(kStep, "'/' cannot be a writable root of a sandboxed filesystem", "use external-sandbox");
+    // "/" writable (root:write narrowed by other entries): the view stays
+    // writable, with its carve-outs, covers and protected names.
+    const bool root_writable =
+        std::any_of(policy.writable.begin(), policy.writable.end(), [](const WritableRoot& r) { return r.path == "/"; });
     // The writable roots that exist, parents before children, each cloned
     // from what the host opened (checked again) while it is still writable.
     std::vector<ProtectedPaths::Root> found = protect.roots();
@@ -423,20 +617,22 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     trees.reserve(found.size());
     for (const auto& root : found) {
         roots.push_back(root.path);
-        trees.push_back(clone_at(reopen(root.path, root.id, O_PATH), "", root.path, AT_RECURSIVE));
+        trees.push_back(root.path == "/" ? Fd()
+                                         : clone_at(reopen(root.path, root.id, O_PATH), "", root.path, AT_RECURSIVE));
     }
 
     // What must hold still besides the roots and protected paths: the
     // directories between a writable root and a nested root, and every
     // directory and symlink from a root down to a protected path below its
-    // top (a gitdir in sub/gd, `.codex -> sub/cfg`, `gitdir: link/gd`).
+    // top (a gitdir in sub/gd, `.codex -> sub/cfg`, `gitdir: link/gd`, a
+    // carve-out docs/api, a denied path).
     std::vector<std::string> protected_paths;
     for (const auto& entry : protect.entries()) protected_paths.push_back(entry.path);
     Pins pins{roots, protected_paths, {}};
     for (const auto& root : roots) pins.between(root);
     for (const auto& entry : protect.entries()) {
-        if (entry.placeholder) continue;
         pins.between(entry.path);
+        if (entry.placeholder) continue;
         struct stat st {};
         if (::lstat(entry.path.c_str(), &st) != 0) continue;  // protect_existing refuses
         if (S_ISLNK(st.st_mode)) {
@@ -448,8 +644,12 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
             if (!gitdir.empty()) pins.follow(parent_of(entry.path), gitdir);
         }
     }
+    for (const auto& path : policy.denied) {
+        struct stat st {};
+        if (path != "/" && ::lstat(path.c_str(), &st) == 0) pins.between(path);
+    }
 
-    set_readonly(AT_FDCWD, "/", AT_RECURSIVE);
+    if (!root_writable) set_readonly(AT_FDCWD, "/", AT_RECURSIVE);
 
     // Roots and pins, parents first: a pin is taken from the root holding it.
     struct Step {
@@ -459,7 +659,8 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     };
     std::vector<Step> steps;
     steps.reserve(roots.size() + pins.list.size());
-    for (std::size_t i = 0; i < roots.size(); ++i) steps.push_back({&roots[i], i, false});
+    for (std::size_t i = 0; i < roots.size(); ++i)
+        if (trees[i].valid()) steps.push_back({&roots[i], i, false});
     for (const auto& pin : pins.list) steps.push_back({&pin.path, roots.size(), pin.link});
     std::stable_sort(steps.begin(), steps.end(),
                      [](const Step& a, const Step& b) { return a.path->size() < b.path->size(); });
@@ -473,6 +674,60 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         }
     }
 
+    // The denied paths that exist, parents first; one below a denied
+    // directory is hidden already, unless it lies in a hole of it.
+    std::vector<std::string> denied = policy.denied;
+    std::stable_sort(denied.begin(), denied.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    std::vector<DenyPlan> plans;
+    std::vector<Covers::Skeleton> skeletons;
+    for (const auto& path : denied) {
+        if (path == "/")
+            fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
+        const bool hidden = std::any_of(plans.begin(), plans.end(), [&](const DenyPlan& p) {
+            return (path == p.path || is_under(path, p.path)) &&
+                   std::none_of(p.holes.begin(), p.holes.end(), [&](std::size_t h) { return is_under(path, roots[h]); });
+        });
+        const bool placeholder = std::any_of(protect.entries().begin(), protect.entries().end(), [&](const auto& e) {
+            return e.placeholder && (e.path == path || is_under(path, e.path));
+        });
+        if (hidden || placeholder) continue;
+        Fd parent = open_exact(parent_of(path), O_PATH | O_DIRECTORY);
+        if (!parent.valid()) {
+            if (errno == ENOENT || errno == ENOTDIR) continue;  // nothing there to hide
+            if (errno == ELOOP) refuse_symlink_on_way(path);
+            fail_errno(kStep, "open " + parent_of(path));
+        }
+        struct stat st {};
+        if (::fstatat(parent.get(), name_of(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISLNK(st.st_mode)) refuse_symlink_on_way(path);
+        DenyPlan plan{path, S_ISDIR(st.st_mode), {}, 0};
+        if (plan.dir) {
+            // The outermost writable roots below it (inner ones come with their clones).
+            for (std::size_t i = 0; i < roots.size(); ++i) {
+                if (!is_under(roots[i], path)) continue;
+                if (std::any_of(plan.holes.begin(), plan.holes.end(), [&](std::size_t h) { return is_under(roots[i], roots[h]); }))
+                    continue;
+                plan.holes.push_back(i);
+            }
+        }
+        if (!plan.holes.empty()) {
+            Covers::Skeleton skeleton;
+            for (const std::size_t h : plan.holes) {
+                struct stat hs {};
+                const bool dir = ::lstat(roots[h].c_str(), &hs) != 0 || S_ISDIR(hs.st_mode);
+                skeleton.emplace_back(roots[h].substr(path == "/" ? 1 : path.size() + 1), dir);
+            }
+            plan.skeleton = skeletons.size();
+            skeletons.push_back(std::move(skeleton));
+        }
+        plans.push_back(std::move(plan));
+    }
+
+    const bool any_placeholder = std::any_of(protect.entries().begin(), protect.entries().end(),
+                                             [](const auto& e) { return e.placeholder && !e.legacy; });
+    std::optional<Covers> covers;
+    if (any_placeholder || !plans.empty()) covers.emplace(skeletons);
+
     // Each parent directory opened (and checked) once: the protected names of
     // a root share it.
     std::vector<std::pair<std::string, Fd>> parents;
@@ -485,13 +740,45 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     };
     for (const auto& entry : protect.entries()) {
         const Fd& dir = parent_fd(entry);
-        if (entry.placeholder) {
-            if (!is_placeholder(dir, name_of(entry.path)))
-                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up",
-                     "retry the command");
-            pin_symlink(dir, name_of(entry.path), entry.path);
+        const std::string name = name_of(entry.path);
+        if (entry.legacy) {
+            if (!is_legacy_placeholder(dir, name))
+                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up", "retry the command");
+            pin_symlink(dir, name, entry.path);
+        } else if (entry.placeholder) {
+            struct stat st {};
+            if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_our_placeholder(st))
+                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up", "retry the command");
+            const bool deny = std::find(denied.begin(), denied.end(), entry.path) != denied.end();
+            cover_at(*covers, deny ? Covers::kDenyDir : Covers::kEmpty, dir, name, entry.path);
         } else {
             protect_existing(dir, entry.path, roots);
+        }
+    }
+
+    // The covers of the denied paths, parents first; a hole is cloned (with
+    // what protects it) before its denied directory is covered, and attached
+    // back on the skeleton.
+    for (const auto& plan : plans) {
+        Fd parent = open_exact(parent_of(plan.path), O_PATH | O_DIRECTORY);
+        if (!parent.valid()) {
+            if (errno == ELOOP) refuse_symlink_on_way(plan.path);
+            changed(plan.path);
+        }
+        const std::string name = name_of(plan.path);
+        if (plan.holes.empty()) {
+            cover_at(*covers, plan.dir ? Covers::kDenyDir : Covers::kDenyFile, parent, name, plan.path);
+            continue;
+        }
+        std::vector<Fd> holes;
+        for (const std::size_t h : plan.holes)
+            holes.push_back(clone_at(reopen(roots[h], found[h].id, O_PATH), "", roots[h], AT_RECURSIVE));
+        cover_at(*covers, Covers::skeleton(plan.skeleton), parent, name, plan.path);
+        for (std::size_t i = 0; i < holes.size(); ++i) {
+            const std::string& hole = roots[plan.holes[i]];
+            Fd at = open_exact(hole, O_PATH);
+            if (!at.valid()) fail_errno(kStep, "open " + hole + " on the cover of " + plan.path);
+            attach_at(holes[i], at, "", hole);
         }
     }
 }

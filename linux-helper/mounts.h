@@ -1,42 +1,61 @@
 // Layer 3: the filesystem view.
 //
-// In the helper, on the host (ProtectedPaths): every protected path inside a
-// writable root that does not exist yet gets a placeholder, so that it can be
-// masked: a symlink to /dev/null/sbx-protected-path, which resolves to
-// nothing and under which nothing can be created (ENOTDIR), and which git
-// takes for "no repository here".  (An empty directory would do as well, but
-// creating and removing a directory costs about 4 ms on ext4; a symlink costs
-// 40 us.)
+// In the helper, on the host (ProtectedPaths): every path that must hold
+// still inside a writable root but does not exist yet (a protected name, a
+// read-only carve-out, a denied path; for a deeper path its first missing
+// component) gets a placeholder, so that it can be masked: an empty
+// directory of mode 0000 owned by the helper's euid (mkdirat), recognisable
+// as ours by those three marks.  (A directory, not a symlink: inside the
+// sandbox it shows as an empty directory, which git ignores and which Codex's
+// own helper accepts beside it; a symlink made git list it and made Codex
+// refuse "crosses writable symlink".)
 //
 // In pid 1, in its new mount namespace (build_filesystem_view):
-//   1. every mount private (nothing propagates to or from the host);
+//   1. every mount private (nothing propagates to or from the host); without
+//      a readable "/", the root is replaced by one holding only the entries
+//      (root_view.h);
 //   2. a detached clone of each writable root is taken while it is still
 //      writable;
-//   3. the whole tree is made read-only in one mount_setattr call;
+//   3. the whole tree is made read-only in one mount_setattr call (skipped
+//      when "/" itself is writable: root:write narrowed by other entries);
 //   4. the clones are attached back over their paths, so submounts of a
 //      writable root (a tmpfs /tmp) come back as they were; with them,
 //      parents first, the pins: every directory between a writable root and
 //      a root nested in it, and every directory and symlink on the literal
 //      path from a root down to a protected path below its top (`gitdir:
-//      sub/gd`, `.codex -> link/cfg`) is mounted on itself (still writable),
-//      so that it cannot be renamed or removed (EBUSY) and recreated;
-//   5. every protected path is bound read-only on top of itself; a symlink
-//      (a placeholder, or a user's `.codex -> elsewhere`) is pinned by a mount
-//      on the link itself (open_tree without following it), so that it can
-//      be neither removed, renamed nor replaced, and a user's link's target
-//      is bound read-only too (a dangling one is pinned as it is, unless
-//      what it names could be created in a writable root: refused).
+//      sub/gd`, `.codex -> link/cfg`, a carve-out docs/api) is mounted on
+//      itself (still writable), so that it cannot be renamed or removed
+//      (EBUSY) and recreated;
+//   5. every protected path is bound read-only on top of itself; a placeholder
+//      is covered by a read-only empty directory of mode 0555 (or 0000 where
+//      the path is denied) from a small private tmpfs made once (Masks); a
+//      symlink (a user's `.codex -> elsewhere`) is pinned by a mount on the
+//      link itself (open_tree without following it), so that it can be
+//      neither removed, renamed nor replaced, and its target is bound
+//      read-only too (a dangling one is pinned as it is, unless what it names
+//      could be created in a writable root: refused);
+//   6. every denied path that exists is covered, parents first: a directory
+//      by an empty read-only directory of mode 0000, a file (or any other
+//      non-directory) by an empty read-only file of mode 0000.  A denied
+//      directory with writable roots below it (holes) is covered instead by
+//      a read-only skeleton of mode-0111 directories leading to each hole,
+//      and each hole, cloned before the cover, is attached back there.
 //
 // No path is resolved again by name: the host opens each root and each
 // protected path's directory once (openat2 RESOLVE_NO_SYMLINKS); pid 1 opens
-// them again the same way, checks dev/ino, and works through the fds.
+// them again the same way, checks dev/ino, and works through the fds; a
+// denied path is opened the same way, so a symlink planted on its way is
+// refused (125), never followed.
 //
 // Placeholders are shared by concurrent runs through flock on the directory
 // that holds them: every run holds LOCK_SH on it while it runs; at the end
 // each run tries LOCK_EX|LOCK_NB, and the one that gets it removes the
-// placeholders there.  LOCK_SH is never waited for long (anyone can lock
-// /tmp): after about a second the run is refused, naming the holder.  One left behind by a killed helper is recognised by
-// its target, reused, and removed by the next run.
+// placeholders there (rmdir, which removes only an empty directory).  LOCK_SH
+// is never waited for long (anyone can lock /tmp): after about a second the
+// run is refused, naming the holder.  One left behind by a killed helper (or
+// by another run of the same user) is recognised by its marks, reused, and
+// removed by the next run; an older sbx's placeholder symlink (to
+// /dev/null/sbx-protected-path) is still recognised, pinned and removed.
 #pragma once
 
 #include <sys/types.h>
@@ -66,8 +85,9 @@ class ProtectedPaths {
 public:
     struct Entry {
         std::string path;
-        bool placeholder = false;
-        Identity parent;  // the directory that holds it
+        bool placeholder = false;  // an empty mode-0 directory of ours, made or reused
+        bool legacy = false;       // an older sbx's placeholder symlink (pinned, removed the same)
+        Identity parent;           // the directory that holds it
     };
     struct Root {
         std::string path;
@@ -75,8 +95,11 @@ public:
     };
 
     ProtectedPaths() = default;
-    // Finds the protected paths inside the writable roots and makes the
-    // placeholders for the missing ones.
+    // Finds the protected paths (protected names and read-only carve-outs)
+    // and the denied paths inside the writable roots, and makes the
+    // placeholders for the missing ones.  Refuses (Error) a deny of "/" and
+    // a denied or carved-out path whose way crosses a symlink inside a
+    // writable root.
     explicit ProtectedPaths(const CanonicalPolicy&);
     ProtectedPaths(ProtectedPaths&&) noexcept = default;
     ProtectedPaths& operator=(ProtectedPaths&&) noexcept = default;
@@ -86,6 +109,7 @@ public:
     // (pinned: each placeholder's pin is unmounted first).
     void remove_placeholders(bool pinned) const;
 
+    // The protected paths and placeholders, parents first.
     const std::vector<Entry>& entries() const { return entries_; }
     // The writable roots that exist, as opened on the host.
     const std::vector<Root>& roots() const { return roots_; }
@@ -96,15 +120,18 @@ private:
         Fd lock;  // LOCK_SH while this run uses its placeholders
         Identity id;
     };
-    const Directory& lock_directory(const std::string& path);
+    // The directory, locked; nullptr (errno set) when it is missing
+    // (ENOENT, ENOTDIR); refuses a symlink on its way.
+    const Directory* lock_directory(const std::string& path);
+    void add(const std::string& target, bool denied);
 
     std::vector<Root> roots_;
     std::vector<Entry> entries_;
     std::vector<Directory> directories_;
 };
 
-// The target that marks a placeholder symlink.
-inline constexpr const char* kPlaceholderTarget = "/dev/null/sbx-protected-path";
+// The target that marked the placeholder symlinks of older versions.
+inline constexpr const char* kLegacyPlaceholderTarget = "/dev/null/sbx-protected-path";
 
 // In pid 1's new mount namespace: the whole view.
 void build_filesystem_view(const CanonicalPolicy&, const ProtectedPaths&);

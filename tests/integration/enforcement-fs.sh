@@ -88,7 +88,7 @@ is "no placeholder or protected name is left in the workspace" "" \
 "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy '{"type":"workspace-write"}' -- sleep 31.25 &
 helper_pid=$!
 eventually pgrep -fx "sleep 31.25" >/dev/null
-is "a running sandbox has its placeholders" ".agents .codex .git .sbx" "$(protected_names_in "$ws" | sort | xargs)"
+is "a running sandbox has its placeholders" ".agents .aws .codex .git .sbx" "$(protected_names_in "$ws" | sort | xargs)"
 kill -KILL "$helper_pid"
 wait "$helper_pid" 2>/dev/null
 ok "the helper killed with SIGKILL: no placeholder is left in the workspace" eventually placeholders_gone "$ws"
@@ -274,7 +274,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     # Also when the helper was stopped at the deadline (sbx continues it).
     "$SBX" run -p workspace-write -C "$ws" -t 1s -- sleep 30 2>/dev/null &
     sbx_pid=$!
-    eventually test -L "$ws/.sbx"
+    eventually is_placeholder "$ws/.sbx"
     kill -STOP "$(pgrep -P "$sbx_pid")"
     wait "$sbx_pid"
     is "a stopped helper at the timeout: 124" 124 $?
@@ -287,7 +287,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     t0=$(date +%s%N)
     "$SBX" run -p workspace-write -C "$ws" -t 500ms -- sleep 30 2>/dev/null &
     sbx_pid=$!
-    eventually test -L "$ws/.sbx"
+    eventually is_placeholder "$ws/.sbx"
     python3 "$(dirname "$0")/progs/hold.py" "$(pgrep -P "$sbx_pid")" "$held/ready" 5 &
     holder=$!
     wait "$sbx_pid"

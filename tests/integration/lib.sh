@@ -15,6 +15,8 @@
 #                          placeholder left behind shows here)
 #   eventually CMD...      runs CMD until it succeeds, for up to 2 s
 #   placeholders_gone DIR  DIR holds none of the default protected names
+#   is_placeholder PATH    PATH is a placeholder as the helper makes them on
+#                          the host: an empty directory of mode 0000
 #   done_testing           prints the plan; exits non-zero if anything failed
 set -u
 _tap_n=0
@@ -77,11 +79,15 @@ scratch() {
 }
 
 protected_names_in() {
-    (cd "$1" && ls -A | grep -E '^\.(git|sbx|codex|agents)$' || true)
+    (cd "$1" && ls -A | grep -E '^\.(git|sbx|codex|agents|aws)$' || true)
 }
 
 placeholders_gone() {
     [ -z "$(protected_names_in "$1")" ]
+}
+
+is_placeholder() {
+    [ -d "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %a "$1")" = 0 ]
 }
 
 eventually() {

@@ -173,10 +173,10 @@ ok "the workspace is still in place" test -d "$outer/ws"
 # namespace, through a symlinked alias of the workspace, and through a
 # symlink into another writable root.
 ws=$d/ws7; mkdir -p "$ws" "$d/other7" "$d/twin7"
-ln -s /dev/null/x "$d/twin7/.git"
-ok "control: unsandboxed, rm + mkdir of a placeholder-like symlink works" \
-    sh -c "rm '$d/twin7/.git' && mkdir '$d/twin7/.git'"
-not_ok "the placeholder cannot be removed from inside" ww "$ws" -- sh -c 'rm -f .git && mkdir .git'
+mkdir -m 0 "$d/twin7/.git"
+ok "control: unsandboxed, rmdir + mkdir of a placeholder-like directory works" \
+    sh -c "rmdir '$d/twin7/.git' && mkdir '$d/twin7/.git'"
+not_ok "the placeholder cannot be removed from inside" ww "$ws" -- sh -c 'rmdir .git && mkdir .git/hooks'
 not_ok "no .git directory was created" test -d "$ws/.git"
 if "$probe" userns-unlink "$d/twin7/.git-none" 2>/dev/null | grep -q 'unshare-mount:ok'; then
     out=$(ww "$ws" -- "$probe" userns-unlink .git 2>/dev/null | tr '\n' ' ')

@@ -7,7 +7,8 @@
  *                          (every one must work for exit 0)
  *   userns-unlink PATH     unshare a user and a mount namespace (keeping the
  *                          new namespace's capabilities: no exec), then
- *                          unlink PATH and umount2 it
+ *                          umount2 PATH and remove it (unlink, or rmdir
+ *                          for a directory)
  *   opath-connect PATH MSG connect an AF_UNIX stream socket to
  *                          /proc/self/fd/N of an O_PATH fd of PATH, send MSG
  *   x32-connect PATH MSG   socket + connect to PATH through x32 numbers
@@ -86,7 +87,7 @@ static int userns_unlink(const char* path) {
     if (report("unshare-user", unshare(CLONE_NEWUSER))) return 1;
     if (report("unshare-mount", unshare(CLONE_NEWNS))) return 1;
     int failed = report("umount2", umount2(path, MNT_DETACH));
-    failed |= report("unlink", unlink(path));
+    failed |= report("unlink", remove(path));  /* rmdir for a directory */
     return failed;
 }
 

@@ -1,0 +1,46 @@
+// The view of a policy that does not read the whole filesystem (no `:root`
+// read or write entry; CODEX-HELPER.md 4.1 and 4.2): an empty root that holds
+// only /dev, /proc and the entries.
+//
+// In pid 1's private mount namespace, before anything else of the view:
+//   1. every host path the view needs is cloned (open_tree, recursive) while
+//      the host's root is still there: each entry's path opened without
+//      following symlinks (open_exact), read entries' clones made read-only;
+//      the host's null zero full random urandom tty ptmx and pts;
+//   2. a tmpfs (the new root) is mounted over the host's /proc (any directory
+//      would do: nothing below it is used again); in it, parents first: the
+//      directories leading to each entry (mode 0755, empty), a mount point
+//      for each clone (an empty directory or file) with the clone on it, the
+//      symlinks met on the way to an entry (ResolvedEntry::given: /bin ->
+//      usr/bin), and /dev, a tmpfs of its own holding the host's device
+//      nodes, the host's pts, fd/stdin/stdout/stderr links to /proc/self/fd
+//      and a private empty writable /dev/shm (a tmpfs; the host's only where
+//      an entry names /dev/shm);
+//   3. a fresh proc on /proc: mounted here, while the host's proc is still
+//      visible (in a user namespace the kernel mounts proc only where one is
+//      fully visible already; pid 1's own mount of /proc then stacks over it);
+//   4. /dev's tmpfs and the root tmpfs made read-only (no new names at the
+//      top, nor in /dev); pivot_root into the new root; the old root detached.
+//
+// Entries that decide their own path (decide_path) are mounted: read entries
+// read-only, write entries writable, each at its own path with the same
+// dev/ino as on the host (later steps re-open and check them).  One inside
+// a mounted entry of the same access is there already (the clones are
+// recursive).  Deny entries are left as they are (inside a mounted entry:
+// present, for the caller to mask; elsewhere: absent; a directory that only
+// leads to a nested entry: mode 0111).  Missing paths are skipped.
+#pragma once
+
+#include "policy/policy.h"
+
+namespace sbx::helper {
+
+// Replaces "/" with a new root that holds only /dev, /proc (a fresh proc of
+// the current pid namespace) and the resolved entries' paths: read entries
+// read-only, write entries writable (same paths, same dev/ino as on the host,
+// so later steps can re-open and check them), denied ones as they are (the
+// caller masks them), with the symlinks on the way recreated
+// (ResolvedEntry::given: /bin -> usr/bin).  The working directory is "/".
+void enter_entries_root(const CanonicalPolicy&);
+
+}  // namespace sbx::helper
