@@ -6,7 +6,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "fd.h"
 #include "mounts.h"
@@ -66,6 +68,32 @@ void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights, b
         fail_errno(kStep, "adding the rule for " + path);
 }
 
+bool is_under(const std::string& path, const std::string& root) {
+    if (root == "/") return true;
+    return path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
+}
+
+// Without a mount namespace Landlock alone guards the filesystem: it can
+// grant, never take away below a granted directory, nor make a path absent.
+void refuse_without_mount_layer(const CanonicalPolicy& policy) {
+    const std::string fix = "enable unprivileged user namespaces, or drop the entry";
+    if (!policy.reads_root())
+        fail(kStep, "without a mount namespace a policy that does not read / cannot be enforced (Landlock alone cannot hide the rest)",
+             "enable unprivileged user namespaces, or add a ':root' read entry");
+    // sbx's own deny of the app-server's socket directory is listed as not
+    // enforced, with the protected names, by the caller's note.
+    const std::string daemon = "/tmp/codex-daemon-" + std::to_string(::geteuid());
+    for (const auto& path : policy.denied)
+        if (path != daemon)
+            fail(kStep, "without a mount namespace the denied path " + path + " cannot be hidden (Landlock alone cannot deny below a readable directory)", fix);
+    for (const auto& path : policy.readable)
+        for (const auto& root : policy.writable)
+            if (path == root.path || is_under(path, root.path))
+                fail(kStep, "without a mount namespace the read-only path " + path + " inside the writable root " + root.path +
+                                " cannot be enforced (Landlock alone cannot take writes away below a writable directory)",
+                     fix);
+}
+
 }  // namespace
 
 int landlock_abi() {
@@ -80,6 +108,7 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
         if (filesystem) fail(kStep, "the kernel offers no Landlock", kNoLandlock);
         return;  // external-sandbox: the network layer is seccomp's
     }
+    if (filesystem && !with_mount_layer) refuse_without_mount_layer(policy);
     if (filesystem && !with_mount_layer && abi < 3)
         fail(kStep, "Landlock ABI " + std::to_string(abi) + " cannot deny truncation and there is no read-only mount view",
              "use a kernel with Landlock ABI 3 (Linux 6.2) or enable user namespaces");
@@ -98,7 +127,14 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
 
     if (filesystem) {
         const std::uint64_t all = attr.handled_access_fs;
-        for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, kFsExecute | kFsReadFile | kFsReadDir);
+        // Read entries; deny entries get no rule (Landlock cannot take away
+        // below an allowed parent: the view covers them).
+        const std::uint64_t read = kFsExecute | kFsReadFile | kFsReadDir;
+        for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, read);
+        if (!policy.reads_root())
+            for (const char* path : {"/dev", "/proc"})
+                if (std::find(policy.readable.begin(), policy.readable.end(), path) == policy.readable.end())
+                    add_path_rule(ruleset.get(), path, read);
         for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all, true);
     }
     const std::uint32_t flags = abi >= 7 ? kRestrictSelfLogNewExecOn : 0;
