@@ -441,6 +441,16 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
     for (const auto& path : policy.denied)
         if (path == "/")
             fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
+    // "/" writable in a sandboxed filesystem: only as Codex's `:root` write
+    // narrowed by other entries; "/" named as a writable root (-w /,
+    // writable_roots ["/"]) stays refused.
+    const bool root_write = std::any_of(policy.entries.begin(), policy.entries.end(), [](const FsEntry& e) {
+        return e.target.kind == FsTarget::Kind::Root && e.access == FsAccess::Write;
+    });
+    for (const auto& root : policy.writable)
+        if (root.path == "/" && !root_write)
+            fail(kStep, "'/' cannot be a writable root of a sandboxed filesystem",
+                 "use external-sandbox, or a ':root' write entry narrowed by read or deny entries");
     // Each root opened once, without following symlinks (its path has none
     // once resolved): pid 1 checks that it finds the same directory there.
     for (const auto& root : policy.writable) {

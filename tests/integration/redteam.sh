@@ -101,7 +101,7 @@ ww "$ws" -- sh -c 'touch started; i=0; while [ ! -e replaced ] && [ $i -lt 100 ]
     >/dev/null 2>&1 &
 protected_run=$!
 for _ in $(seq 100); do [ -e "$ws/started" ] && break; sleep 0.05; done
-ww "$ws" --unprotect .git -- sh -c 'rm .git && mkdir .git && touch replaced' >/dev/null 2>&1
+ww "$ws" --unprotect .git -- sh -c 'rmdir .git && mkdir .git && touch replaced' >/dev/null 2>&1
 ok "control: the concurrent --unprotect run may replace the placeholder" test -e "$ws/replaced"
 wait $protected_run
 todo "concurrent runs sharing a writable directory are not isolated (README: Limits)" \
