@@ -132,6 +132,37 @@ else
     skip "placeholders and git" "git is not installed"
 fi
 
+# --- beside Codex's own helper ---------------------------------------------
+# Its helper refused to run while an sbx run's symlink placeholders stood in
+# a shared writable root ("crosses writable symlink /tmp/.git"); directory
+# placeholders must not disturb it, in either direction.  Set
+# CODEX_LINUX_SANDBOX to Codex 0.169's helper (its codex binary through a
+# symlink named codex-linux-sandbox) to run these.
+codex=${CODEX_LINUX_SANDBOX:-}
+if [ -n "$codex" ] && [ -x "$codex" ]; then
+    shared=$d/shared; cws=$d/codex-ws
+    mkdir -p "$shared" "$cws"
+    profile='{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"path","path":"'$cws'"},"access":"write"},{"path":{"type":"path","path":"'$shared'"},"access":"write"}]},"network":"restricted"}'
+    codex_run() { (cd "$cws" && "$codex" --sandbox-policy-cwd "$cws" --command-cwd "$cws" --permission-profile "$profile" -- "$@"); }
+    (cd "$ws" && "$SBX" run -p workspace-write -w "$shared" --stdin null -- sh -c "touch '$shared/sbx-up'; while [ ! -e '$shared/codex-done' ]; do sleep 0.05; done") &
+    sbx_run=$!
+    ok "codex beside sbx: the sbx run is up" eventually test -e "$shared/sbx-up"
+    ok "codex beside sbx: an sbx run's placeholders stand in the shared root" is_placeholder "$shared/.git"
+    ok "codex beside sbx: Codex's helper runs" codex_run sh -c "echo x > '$cws/from-codex'"
+    touch "$shared/codex-done"; wait "$sbx_run"
+    is "codex beside sbx: ... and wrote" "x" "$(content "$cws/from-codex")"
+    (codex_run sh -c "touch '$shared/codex-up'; while [ ! -e '$shared/sbx-done' ]; do sleep 0.05; done") &
+    codex_pid=$!
+    ok "sbx beside codex: the Codex run is up" eventually test -e "$shared/codex-up"
+    ok "sbx beside codex: sbx runs while Codex's placeholders stand" run -w "$shared" -- sh -c 'echo y > from-sbx'
+    not_ok "sbx beside codex: Codex's placeholder is read-only for sbx's command" run -w "$shared" -- mkdir "$shared/.git/x"
+    touch "$shared/sbx-done"; wait "$codex_pid"
+    is "sbx beside codex: ... and wrote" "y" "$(content "$ws/from-sbx")"
+    is "nothing is left in the shared root" "" "$(protected_names_in "$shared")"
+else
+    skip "beside Codex's helper" "CODEX_LINUX_SANDBOX is not set"
+fi
+
 # --- a symlink planted on the way of a denied path ------------------------
 ln -s "$home/.ssh" "$ws/keys"
 run --deny "$ws/keys/id_test" -- touch "$ws/ran" 2>"$d/err"
