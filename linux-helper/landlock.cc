@@ -131,11 +131,22 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
         // below an allowed parent: the view covers them).
         const std::uint64_t read = kFsExecute | kFsReadFile | kFsReadDir;
         for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, read);
+        // Without "/": the new root holds only the entries' paths, /dev and
+        // /proc (root_view.h), so listing its directories shows nothing else;
+        // a denied or skeleton directory's mode keeps it unlistable.
+        if (!policy.reads_root()) add_path_rule(ruleset.get(), "/", kFsReadDir);
         if (!policy.reads_root())
             for (const char* path : {"/dev", "/proc"})
                 if (std::find(policy.readable.begin(), policy.readable.end(), path) == policy.readable.end())
                     add_path_rule(ruleset.get(), path, read);
         for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all, true);
+        // Without the root, /dev/shm is a private empty tmpfs (root_view.h),
+        // writable as in Codex; the host's only where an entry names it.
+        auto named = [&](const std::vector<std::string>& paths) {
+            return std::find(paths.begin(), paths.end(), "/dev/shm") != paths.end();
+        };
+        if (!policy.reads_root() && !named(policy.readable) && !named(policy.denied))
+            add_path_rule(ruleset.get(), "/dev/shm", all);
     }
     const std::uint32_t flags = abi >= 7 ? kRestrictSelfLogNewExecOn : 0;
     if (::syscall(SYS_landlock_restrict_self, ruleset.get(), flags) != 0)

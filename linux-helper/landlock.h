@@ -10,7 +10,12 @@ int landlock_abi();
 
 // Restricts the calling thread (and what it execs).  For a sandboxed
 // filesystem: every filesystem right of the ABI is handled; read and execute
-// on "/", every right on the writable roots and /dev/null.  ABI >= 6: abstract
+// on the readable entries ("/" for the presets; /dev and /proc without it),
+// every right on the writable roots, /dev/null and, without "/", the private
+// /dev/shm; denied paths get no rule (the mount view covers them: Landlock
+// cannot take away below a readable directory).  Without the mount view
+// (with_mount_layer false) a policy with deny entries, read-only carve-outs
+// inside writable roots, or without "/" is refused.  ABI >= 6: abstract
 // UNIX sockets and signals scoped.  ABI >= 4 with network restricted: TCP bind
 // and connect handled with no rule (all denied).  with_mount_layer says
 // whether the read-only mount view is also in place; without it the ruleset

@@ -517,8 +517,9 @@ void make_mounts_private() {
 
 namespace {
 
-// The covers of the view: a small tmpfs made once in pid 1 and never
-// attached itself; each cover is a clone of one of its names, read-only.
+// The covers of the view: a small tmpfs made once in pid 1, attached on
+// /proc while the view is built; each cover is a clone of one of its names,
+// read-only.
 class Covers {
 public:
     static constexpr const char* kEmpty = "empty";          // directory, 0555
@@ -563,14 +564,22 @@ public:
                 if (::fchmodat(mount_.get(), it->c_str(), 0111, 0) != 0) fail_errno(kStep, "chmod in the covers' tmpfs");
         }
         set_readonly(mount_.get(), "", AT_EMPTY_PATH);
+        // Cloned from where it is attached: kernels before 6.15 clone no
+        // detached mount.  /proc is there in every view, and pid 1 mounts a
+        // fresh proc over it afterwards anyway; the tmpfs goes again first.
+        if (::move_mount(mount_.get(), "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+            fail_errno(kStep, "attaching the covers' tmpfs on /proc");
     }
+    Covers(const Covers&) = delete;
+    Covers& operator=(const Covers&) = delete;
+    ~Covers() { (void)::umount2("/proc", MNT_DETACH | UMOUNT_NOFOLLOW); }
 
     static std::string skeleton(std::size_t i) { return "hole" + std::to_string(i); }
 
     // A read-only clone of name (recursive: a skeleton), to be attached over path.
     Fd clone(const std::string& name, const std::string& path) const {
         Fd tree(::open_tree(mount_.get(), name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
-        if (!tree.valid()) fail_errno(kStep, "open_tree of the cover for " + path, "the kernel must allow cloning a detached mount (Linux 6.15 or later)");
+        if (!tree.valid()) fail_errno(kStep, "open_tree of the cover for " + path);
         return tree;
     }
 
@@ -666,7 +675,24 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         if (path != "/" && ::lstat(path.c_str(), &st) == 0) pins.between(path);
     }
 
+    // Without the root, /dev/shm is a private empty tmpfs (root_view.h),
+    // writable as in Codex unless an entry names it: it stays so.
+    Fd private_shm;
+    if (!policy.reads_root()) {
+        auto named = [](const std::vector<std::string>& paths) {
+            return std::find(paths.begin(), paths.end(), "/dev/shm") != paths.end();
+        };
+        if (!named(policy.readable) && !named(policy.denied) && !named(roots))
+            if (Fd at = open_exact("/dev/shm", O_PATH | O_DIRECTORY); at.valid())
+                private_shm = clone_at(at, "", "/dev/shm", AT_RECURSIVE);
+    }
+
     if (!root_writable) set_readonly(AT_FDCWD, "/", AT_RECURSIVE);
+    if (private_shm.valid()) {
+        Fd at = open_exact("/dev/shm", O_PATH | O_DIRECTORY);
+        if (!at.valid()) changed("/dev/shm");
+        attach_at(private_shm, at, "", "/dev/shm");
+    }
 
     // Roots and pins, parents first: a pin is taken from the root holding it.
     struct Step {
