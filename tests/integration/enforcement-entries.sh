@@ -171,9 +171,43 @@ is "planted symlink: nothing ran" "<missing>" "$(content "$ws/ran")"
 is "planted symlink: one line naming the path" "1" "$(grep -c "^sbx: .*$ws/keys" "$d/err")"
 rm "$ws/keys"
 
+# --- denies meeting protected names and nested roots ----------------------
+mkdir -p "$ws/.git" "$ws/nested/secret"
+echo "[core] $secret" >"$ws/.git/config"
+echo "$secret" >"$ws/nested/secret/k"
+not_ok "deny below a protected .git: its file is unreadable" run --deny "$ws/.git/config" -- cat .git/config
+ok "... and the rest of .git stays readable" run --deny "$ws/.git/config" -- ls .git
+rm -rf "$ws/.git"
+is "deny of a missing protected name: an empty unlistable directory" "0" \
+    "$(run --deny "$ws/.git" -- stat -c %a .git)"
+not_ok "... which cannot be created" run --deny "$ws/.git" -- sh -c 'rmdir .git; mkdir .git/hooks'
+is "... and nothing is left" "" "$(protected_names_in "$ws")"
+not_ok "deny inside a nested writable root" run -w "$ws/nested" --deny "$ws/nested/secret" -- cat nested/secret/k
+ok "... the nested root stays writable" run -w "$ws/nested" --deny "$ws/nested/secret" -- touch nested/new
+rm -rf "$ws/nested"
+
 # --- a deny of / is refused -------------------------------------------------
 run --deny / -- touch "$ws/ran" 2>"$d/err"
 is "deny /: refused (125)" "125" "$?"
 is "deny /: nothing ran" "<missing>" "$(content "$ws/ran")"
+
+# --- without a user namespace: Landlock alone cannot enforce these --------
+# Simulated: a user namespace where no further one can be made, and no
+# CAP_SYS_ADMIN, so the helper falls back to Landlock and seccomp.
+alone() {
+    unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --bounding-set -sys_admin -- "$@"' \
+        sh "$SBX" run --allow-unprotected -p workspace-write -C "$ws" --stdin null "$@"
+}
+if unshare -Ur true 2>/dev/null && command -v setpriv >/dev/null &&
+    [ "$(alone -- true 2>&1 | grep -c 'no user namespace')" = 1 ]; then
+    alone --deny "$home/.ssh" -- touch "$ws/ran" 2>"$d/err"
+    is "Landlock alone: a deny entry is refused (125)" "125" "$?"
+    alone --read-only "$ws/docs" -- touch "$ws/ran" 2>"$d/err"
+    is "Landlock alone: a carve-out in a writable root is refused (125)" "125" "$?"
+    is "Landlock alone: ... naming it" "1" "$(grep -c "^sbx: .*read-only path $ws/docs" "$d/err")"
+    is "Landlock alone: nothing ran" "<missing>" "$(content "$ws/ran")"
+else
+    skip "Landlock alone" "cannot make a user namespace without further ones here"
+fi
 
 done_testing
