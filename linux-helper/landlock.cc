@@ -73,9 +73,9 @@ bool is_under(const std::string& path, const std::string& root) {
     return path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
 }
 
-// Without a mount namespace Landlock alone guards the filesystem: it can
-// grant, never take away below a granted directory, nor make a path absent.
-void refuse_without_mount_layer(const CanonicalPolicy& policy) {
+}  // namespace
+
+void refuse_landlock_alone(const CanonicalPolicy& policy) {
     const std::string fix = "enable unprivileged user namespaces, or drop the entry";
     if (!policy.reads_root())
         fail(kStep, "without a mount namespace a policy that does not read / cannot be enforced (Landlock alone cannot hide the rest)",
@@ -94,8 +94,6 @@ void refuse_without_mount_layer(const CanonicalPolicy& policy) {
                      fix);
 }
 
-}  // namespace
-
 int landlock_abi() {
     long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
     return abi < 0 ? 0 : static_cast<int>(abi);
@@ -108,7 +106,7 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
         if (filesystem) fail(kStep, "the kernel offers no Landlock", kNoLandlock);
         return;  // external-sandbox: the network layer is seccomp's
     }
-    if (filesystem && !with_mount_layer) refuse_without_mount_layer(policy);
+    if (filesystem && !with_mount_layer) refuse_landlock_alone(policy);
     if (filesystem && !with_mount_layer && abi < 3)
         fail(kStep, "Landlock ABI " + std::to_string(abi) + " cannot deny truncation and there is no read-only mount view",
              "use a kernel with Landlock ABI 3 (Linux 6.2) or enable user namespaces");

@@ -23,4 +23,11 @@ int landlock_abi();
 // cannot enforce what is asked.
 void apply_landlock(const CanonicalPolicy&, bool with_mount_layer);
 
+// Without a mount namespace Landlock alone guards the filesystem: it can
+// grant, never take away below a granted directory, nor make a path absent.
+// Refuses (Error) a policy with deny entries (but sbx's own hiding of
+// /tmp/codex-daemon-<euid>, which the caller's note lists as not enforced),
+// read-only carve-outs inside writable roots, or without a readable "/".
+void refuse_landlock_alone(const CanonicalPolicy&);
+
 }  // namespace sbx::helper

@@ -294,9 +294,11 @@ int run(int argc, char** argv) {
                  "user namespaces are unavailable, so protected paths and metadata changes (chmod, chown, "
                  "utimes, xattrs) outside the writable roots cannot be enforced",
                  std::string(fix_userns) + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
+        if (filesystem) refuse_landlock_alone(policy);  // before the note: one line
         write_all(STDERR_FILENO,
                   "codex-linux-sandbox: note: no user namespace: running with Landlock and seccomp alone; "
-                  "not enforced: protected paths, metadata changes (chmod, chown, utimes, xattrs)\n");
+                  "not enforced: protected paths, hidden Codex sockets, metadata changes (chmod, chown, utimes, "
+                  "xattrs)\n");
     }
 
     // No pid 1 of our own: the layers go on this process, which becomes the command.

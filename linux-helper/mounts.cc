@@ -438,9 +438,15 @@ void for_each_parallel(std::size_t count, const Fn& fn) {
 }  // namespace
 
 ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
-    for (const auto& path : policy.denied)
+    for (const auto& path : policy.denied) {
         if (path == "/")
             fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
+        // pid 1 mounts a fresh /proc (and /dev/mqueue) over the view.
+        for (const char* fresh : {"/proc", "/dev/mqueue"})
+            if (path == fresh || is_under(path, fresh))
+                fail(kStep, "the denied path " + path + " cannot be hidden: the sandbox mounts its own " + fresh + " there",
+                     "drop the entry (the sandbox's " + std::string(fresh) + " shows only its own processes and queues)");
+    }
     // "/" writable in a sandboxed filesystem: only as Codex's `:root` write
     // narrowed by other entries; "/" named as a writable root (-w /,
     // writable_roots ["/"]) stays refused.
