@@ -626,12 +626,6 @@ struct DenyPlan {
 }  // namespace
 
 void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
-    // Fail closed until the view can hide paths: never run weaker than asked.
-    const bool denies = std::any_of(policy.denied.begin(), policy.denied.end(),
-                                    [](const std::string& d) { return !d.starts_with("/tmp/codex-daemon-"); });
-    if (denies || !policy.reads_root())
-        fail(kStep, "deny entries and views without the root are not enforced by this helper yet",
-             "drop --deny, --deny-glob and --minimal");
     make_mounts_private();
     if (!policy.reads_root()) enter_entries_root(policy);
 

@@ -2,7 +2,8 @@
 // read or write entry; CODEX-HELPER.md 4.1 and 4.2): an empty root that holds
 // only /dev, /proc and the entries.
 //
-// In pid 1's private mount namespace, before anything else of the view:
+// In pid 1's mount namespace, once its mounts are private (make_mounts_private:
+// pivot_root refuses shared ones), before anything else of the view:
 //   1. every host path the view needs is cloned (open_tree, recursive) while
 //      the host's root is still there: each entry's path opened without
 //      following symlinks (open_exact), read entries' clones made read-only;

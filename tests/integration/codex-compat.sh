@@ -180,13 +180,15 @@ is "example 10: the command starts in the -C directory" "$FX/ws/sub" \
 # 11. p1: deny, a writable hole in it, a deny glob, a read-only docs/
 probe "${cwd_flags[@]}" --permission-profile "$(subst "$EX11")" --
 is "example 11 (p1) runs" "0" "$rc"
-expect "example 11" cws=rw docs=ro docs/readme=ro a.env=none .git=ro deny=none deny/secret=none \
+# What lies below a denied directory reads as absent (the real 0.169 helper
+# gives the same answers for deny/secret, secrets/key and deny/open).
+expect "example 11" cws=rw docs=ro docs/readme=ro a.env=none .git=ro deny=none deny/secret=absent \
     deny/open=rw deny/open/file=rw /tmp=ro secrets=rw extra=ro net=nonet
 
 # 12. p2: :minimal, no :root: only the platform set, the project and /tmp
 probe "${cwd_flags[@]}" --permission-profile "$(subst "$EX12")" --
 is "example 12 (p2, minimal) runs /bin/sh" "0" "$rc"
-expect "example 12" cws=rw secrets=none secrets/key=none docs=rw /tmp=rw extra=absent out=absent deny=absent net=net
+expect "example 12" cws=rw secrets=none secrets/key=absent docs=rw /tmp=rw extra=absent out=absent deny=absent net=net
 top=$(subst "$CWS" | cut -d/ -f2)
 allowed=" bin sbin usr etc lib lib64 lib32 libx32 nix run dev proc tmp $top "
 listing=$(cd "$CWS" && env -u TMPDIR "$HELPER" "${cwd_flags[@]}" --permission-profile "$(subst "$EX12")" -- \
@@ -205,7 +207,7 @@ expect "example 13" extra=rw cws=ro /tmp=ro net=nonet
 # 14. p4 (extends :workspace): as 2, and deny
 probe "${cwd_flags[@]}" --permission-profile "$(subst "$EX14")" --
 is "example 14 (p4) runs" "0" "$rc"
-expect "example 14" cws=rw .git=ro /tmp=rw deny=none deny/open=none out=ro net=nonet
+expect "example 14" cws=rw .git=ro /tmp=rw deny=none deny/open=absent out=ro net=nonet
 
 # 15. --managed-network: refused (125), nothing runs
 err=$(cd "$CWS" && "$HELPER" "${cwd_flags[@]}" --permission-profile "$(subst "$EX15")" \
