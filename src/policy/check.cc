@@ -127,7 +127,7 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         return v;
     }
     // A write where the deciding entry gives read access.
-    if (d.entry->rule.starts_with("protected")) {
+    if (d.entry->protection) {
         v.rule = d.entry->rule;
     } else if (p.mode == Mode::ReadOnly) {
         v.rule = fmt::format("{}: nothing is writable but /dev/null (allow with -p workspace-write -w DIR)", d.entry->rule);

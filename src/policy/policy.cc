@@ -272,6 +272,11 @@ void PolicyInput::merge(const PolicyInput& later) {
 
 namespace {
 
+std::string parent_of_path(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // Path components of an absolute path ("/" has none).
 std::size_t depth_of(const std::string& path) {
     return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
@@ -651,7 +656,7 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
     if (!sandboxed) {
         p.readable = {"/"};
         p.writable = {{"/", {}}};
-        p.resolved.push_back({"/", "", FsAccess::Write, true, true, describe(p.entries.front())});
+        p.resolved.push_back({"/", "", FsAccess::Write, true, true, describe(p.entries.front()), false});
         return p;
     }
 
@@ -684,14 +689,12 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
             });
             if (lifted) continue;
             const std::string name = path.substr(path.rfind('/') + 1);
+            const bool named = parent_of_path(path) == w.path &&
+                               std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end();
             ResolvedEntry r{path, "", FsAccess::Read, env.lexists(path), env.is_directory(path),
-                            fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)};
-            if (at_or_under(path, w.path) && path != w.path && depth_of(path) == depth_of(w.path) + 1 &&
-                std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end()) {
-                // as named
-            } else {
-                r.rule = fmt::format("protected: {} (the git directory a protected .git in {} names)", path, w.path);
-            }
+                            named ? fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)
+                                  : fmt::format("protected: {} (what a protected name in {} leads to)", path, w.path),
+                            true};
             protections.push_back(std::move(r));
         }
     }
@@ -706,8 +709,7 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
         if (!decides_itself(p, e)) continue;
         switch (e.access) {
             case FsAccess::Read: {
-                if (std::find(p.readable.begin(), p.readable.end(), e.path) == p.readable.end() &&
-                    !e.rule.starts_with("protected"))
+                if (std::find(p.readable.begin(), p.readable.end(), e.path) == p.readable.end() && !e.protection)
                     p.readable.push_back(e.path);
                 // Inside a writable root: held read-only there.
                 WritableRoot* holder = nullptr;

@@ -178,9 +178,12 @@ struct ResolvedEntry {
     // The rule as `sbx check` names it: "entry /home/u/.ssh deny (--deny)",
     // "protected name .git in /w (lift with --unprotect .git)".
     std::string rule;  // not part of the policy's identity
+    // A protected path (a protected name of a writable root, or what it
+    // leads to), not an entry of the policy's own.
+    bool protection = false;
     bool operator==(const ResolvedEntry& o) const {
         return path == o.path && given == o.given && access == o.access && exists == o.exists &&
-               directory == o.directory;
+               directory == o.directory && protection == o.protection;
     }
 };
 

@@ -42,7 +42,7 @@ const std::vector<std::string>& protected_of(const CanonicalPolicy& p, const std
 // Held read-only as a protected path (a name or what it leads to).
 bool is_protected(const CanonicalPolicy& p, const std::string& path) {
     const FsDecision d = decide_path(p, path);
-    return d.entry && d.entry->path == path && d.access == FsAccess::Read && d.entry->rule.starts_with("protected");
+    return d.entry && d.entry->path == path && d.access == FsAccess::Read && d.entry->protection;
 }
 
 }  // namespace
