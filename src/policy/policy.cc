@@ -560,7 +560,9 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
     if (listed)
         for (const auto& e : *in.entries)
             if (e.access == FsAccess::Write) derived = Mode::WorkspaceWrite;
-    p.mode = in.mode.value_or(listed ? derived : Mode::ReadOnly);
+    // -w roots added to a list make it writable too.
+    p.mode = in.mode.value_or(!listed ? Mode::ReadOnly
+                                      : in.writable_roots.empty() ? derived : Mode::WorkspaceWrite);
     if (listed && in.mode && (*in.mode == Mode::ReadOnly || *in.mode == Mode::WorkspaceWrite) && *in.mode != derived)
         throw Error(fmt::format("{}: the entries make the policy {}, not {}{}", in.mode_source, to_string(derived),
                                 to_string(*in.mode),

@@ -387,3 +387,14 @@ TEST_CASE("the root read and denied at once: deny wins, and the view has no root
     CHECK(access(p, "/etc") == "deny");
     CHECK(access(p, "/w/x") == "write");
 }
+
+TEST_CASE("a list of entries with -w roots added is labelled workspace-write") {
+    FakeFs fs = machine();
+    PolicyInput in;
+    in.entries.emplace(std::vector<FsEntry>{kRootRead});
+    in.entries_source = "p.json: key 'entries'";
+    in.writable_roots = {{"/d/open", "--writable-root"}};
+    auto p = resolve(in, fs.env("/w"));
+    CHECK(p.mode == Mode::WorkspaceWrite);
+    CHECK(access(p, "/d/open/x") == "write");
+}
