@@ -3,7 +3,8 @@ _sbx() {
     local cur prev words cword
     _init_completion || return
 
-    local policy_opts="-p --policy -n --network -w --writable-root --workspace --exclude-slash-tmp
+    local policy_opts="-p --policy -n --network -w --writable-root --read-only --deny --deny-glob --minimal
+        --workspace --exclude-slash-tmp
         --exclude-tmpdir-env-var --protect --unprotect --allow-unprotected --policy-file --policy-json
         --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --json --events
@@ -18,7 +19,7 @@ _sbx() {
         --target-os) COMPREPLY=($(compgen -W "linux macos" -- "$cur")); return ;;
         --reject) COMPREPLY=($(compgen -W "sandbox rules sandbox,rules" -- "$cur")); return ;;
         -w|--writable-root|--workspace|-C|--cwd) _filedir -d; return ;;
-        --policy-file|--rules|--approver) _filedir; return ;;
+        --policy-file|--rules|--approver|--read-only|--deny) _filedir; return ;;
     esac
 
     local sub="" i
