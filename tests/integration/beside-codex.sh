@@ -54,5 +54,27 @@ for who in sbx codex; do
 done
 # What sbx made is gone; Codex removes its own placeholders when its run ends.
 is "nothing is left in the workspace" "" "$(cd "$ws/proj" && ls -A)"
+
+# Across users: a root sbx run's placeholders in the shared /tmp must not
+# break the Codex run of another user (uid 65534) in its own workspace.
+if [ "$(id -u)" = 0 ]; then
+    theirs=$sig/theirs  # reachable by uid 65534 (the scratch root is not)
+    mkdir "$theirs" && chown 65534:65534 "$theirs"
+    rm -f "$sig/running" "$sig/release"
+    mkfifo -m 666 "$sig/release"
+    (cd "$ws/proj" && "$SBX" run -p workspace-write -- sh -c "$hold") >/dev/null 2>&1 &
+    holder=$!
+    ok "root's sbx holds its sandbox open" eventually test -e "$sig/running"
+    out=$(cd "$theirs" && setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+        "$codex" --sandbox-policy-cwd "$theirs" --command-cwd "$theirs" \
+        --permission-profile "$(profile "$theirs")" -- sh -c "$probe" 2>&1)
+    is "meanwhile uid 65534's Codex runs a workspace-write command (exit 0, no protected write)" "0 " "$? $out"
+    is "... and its write landed" hi "$(cat "$theirs/out" 2>/dev/null)"
+    echo go 1<>"$sig/release"
+    wait "$holder"
+    is "root's held command ended well" 0 $?
+else
+    skip "across users" "needs root"
+fi
 rm -rf "$sig"
 done_testing
