@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -148,6 +150,54 @@ std::vector<pid_t> descendants_of(pid_t ancestor) {
     std::vector<pid_t> out;
     for (const auto& e : descendant_entries(ancestor)) out.push_back(e.pid);
     return out;
+}
+
+namespace {
+
+// Whether one thread (its /proc status file) has a stop signal pending that
+// it can still act on.
+bool thread_stop_in_flight(const char* status_path) {
+    Fd fd(::open(status_path, O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return false;
+    char buf[4096];
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    auto field = [&](const char* name) -> const char* {
+        const char* at = std::strstr(buf, name);
+        return at == nullptr ? nullptr : at + std::strlen(name);
+    };
+    const char* state = field("\nState:\t");
+    if (state == nullptr || std::strchr("TtZX", *state) != nullptr) return false;  // already stopped, or gone
+    auto mask = [&](const char* name) -> unsigned long long {
+        const char* at = field(name);
+        return at == nullptr ? 0 : std::strtoull(at, nullptr, 16);
+    };
+    constexpr unsigned long long kStops =
+        1ULL << (SIGSTOP - 1) | 1ULL << (SIGTSTP - 1) | 1ULL << (SIGTTIN - 1) | 1ULL << (SIGTTOU - 1);
+    return ((mask("\nSigPnd:\t") | mask("\nShdPnd:\t")) & kStops & ~mask("\nSigBlk:\t")) != 0;
+}
+
+}  // namespace
+
+bool stop_signal_in_flight(pid_t ancestor) {
+    for (const auto& e : descendant_entries(ancestor)) {
+        if (e.state == 'T' || e.state == 't' || e.state == 'Z' || e.state == 'X') continue;
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(e.pid));
+        DIR* dir = ::opendir(path);
+        if (dir == nullptr) continue;
+        bool found = false;
+        while (const dirent* d = ::readdir(dir)) {
+            if (d->d_name[0] == '.') continue;
+            char status[320];
+            std::snprintf(status, sizeof status, "/proc/%d/task/%s/status", static_cast<int>(e.pid), d->d_name);
+            if ((found = thread_stop_in_flight(status))) break;
+        }
+        ::closedir(dir);
+        if (found) return true;
+    }
+    return false;
 }
 
 std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms) {

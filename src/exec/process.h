@@ -38,6 +38,13 @@ std::vector<std::string> exec_candidates(const std::string& argv0,
 // Every live or zombie descendant of `ancestor`, from /proc (PPid chains).
 std::vector<pid_t> descendants_of(pid_t ancestor);
 
+// Whether a descendant of `ancestor` has yet to act on a stop signal
+// (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) sent to it: one is pending, not
+// blocked by a thread that is not stopped.  Such a process is still running
+// (woken by the signal, not yet scheduled) and, until it has acted on it, a
+// read of the terminal it was blocked in still returns what is typed.
+bool stop_signal_in_flight(pid_t ancestor);
+
 // SIGKILL to every descendant of this process and reap those that are its
 // own children, until none is left or `budget_ms` has passed; `skip_reap`
 // (the main child, reaped through its pidfd) is killed but not waited for.

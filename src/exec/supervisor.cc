@@ -21,6 +21,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -46,6 +48,10 @@ constexpr std::size_t kSpliceChunk = 1 << 20;
 // 100 ms of the deadline when the helper cannot (it is then killed, and its
 // placeholders wait for the next run there).
 constexpr auto kCleanupGrace = std::chrono::milliseconds(50);
+// The most sbx waits, when the command stops, for the rest of it to act on
+// the stop signals it was sent (await_stop_signals): a process that cannot
+// run for that long (uninterruptible sleep) does not hold the job's stop.
+constexpr auto kStopSettle = std::chrono::seconds(1);
 // Shown bytes a sink holds for a slow reader before the pipes feeding it
 // are left unread.
 constexpr std::size_t kPendingLimit = 256 * 1024;
@@ -490,7 +496,24 @@ void continue_child(pid_t group, TerminalGuard& terminal) {
 // stop; sbx goes on at a SIGCONT (continue_child).  A shell's fg of a job
 // that was running gives sbx's group the terminal without a SIGCONT: the
 // child's read then stops it, and it is continued with the terminal at once.
-void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
+// Before sbx stops its job, the rest of the command that was sent a stop
+// signal with its child (^Z reaches the whole foreground group) acts on it.
+// The shell takes the terminal back as soon as sbx stops, and a process that
+// was blocked reading the terminal when ^Z came, woken by the signal but not
+// yet run (a loaded machine), would otherwise take what is typed at the
+// shell's prompt (its read returns data that arrived before it saw the
+// signal, whichever group has the terminal by then).  Bounded, for a process
+// that cannot run (uninterruptible sleep), by kStopSettle and the deadline.
+void await_stop_signals(pid_t child, std::optional<Clock::time_point> end_by) {
+    const auto until = Clock::now() + kStopSettle;
+    while (exec::stop_signal_in_flight(child)) {
+        const auto now = Clock::now();
+        if (now >= until || (end_by && now >= *end_by)) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+}
+
+void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal, std::optional<Clock::time_point> end_by) {
     siginfo_t info{};
     if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WSTOPPED | WNOHANG) != 0 ||
         info.si_pid == 0 || info.si_code != CLD_STOPPED)
@@ -499,6 +522,7 @@ void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal) {
         continue_child(group, terminal);
         return;
     }
+    await_stop_signals(group, end_by);
     // Taken back only from the child's group: a job in the background (bg)
     // that stops on reading the terminal leaves the shell's terminal alone.
     if (terminal.held()) {
@@ -705,7 +729,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
                 else ::kill(-pid, static_cast<int>(si.ssi_signo));
             }
             if (child_died) reap_orphans(pid);
-            if (child_died && job_control) follow_stop(pidfd, pid, terminal);
+            if (child_died && job_control) follow_stop(pidfd, pid, terminal, end_by);
         }
         if (fds[2].revents != 0) loop.pump(out);
         if (fds[3].revents != 0) loop.pump(err);
