@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace sbx {
@@ -93,6 +95,23 @@ std::optional<std::string> protected_by(const CanonicalPolicy& p, const std::str
 
 // The flag that makes dir writable: -w DIR, which needs workspace-write
 // (under read-only, -w alone is refused).
+// A path that one of the policy's own entries denies, or keeps read-only
+// inside a writable root: the entry is the cause, and widening the writable
+// roots would be the wrong fix (-w ~/.ssh for a --deny ~/.ssh).
+std::optional<std::string> entry_hint(const CanonicalPolicy& p, const std::string& path) {
+    if (!p.sandboxed_filesystem()) return std::nullopt;
+    const FsDecision d = decide_path(p, path);
+    if (!d.entry || d.entry->protection) return std::nullopt;
+    if (d.access == FsAccess::Deny)
+        return fmt::format("{} is denied by the entry {}; drop that entry to allow it", path, d.entry->rule);
+    if (d.access == FsAccess::Read && d.entry->path != "/" &&
+        std::any_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) {
+            return w.path != "/" && d.entry->path.starts_with(w.path + "/");
+        }))
+        return fmt::format("{} is kept read-only by the entry {}; drop that entry to allow writes", path, d.entry->rule);
+    return std::nullopt;
+}
+
 std::string write_hint(const CanonicalPolicy& p, const std::string& dir) {
     if (p.mode == Mode::ReadOnly) return fmt::format("to allow writes to {} use -p workspace-write -w {}", dir, dir);
     return fmt::format("to allow writes to {} add -w {}", dir, dir);
@@ -180,7 +199,9 @@ std::optional<std::string> denial_note(const RunReport& r) {
     for (const auto& d : r.denial.denials) {
         if (!d.path.empty() && is_write_operation(d.operation)) {
             what = fmt::format("{} on {}", d.operation, d.path);
-            if (auto name = protected_by(p, d.path)) {
+            if (auto by_entry = entry_hint(p, d.path)) {
+                hint = *by_entry;
+            } else if (auto name = protected_by(p, d.path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", d.path, *name);
             } else {
                 hint = write_hint(p, parent_dir(d.path));
@@ -209,7 +230,9 @@ std::optional<std::string> denial_note(const RunReport& r) {
         } else if (!r.denial.path.empty() && p.sandboxed_filesystem()) {
             // A relative path is the command's own: against its directory.
             const std::string path = join_path(r.cwd, r.denial.path);
-            if (auto name = protected_by(p, path)) {
+            if (auto by_entry = entry_hint(p, path)) {
+                hint = *by_entry;
+            } else if (auto name = protected_by(p, path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", path, *name);
             } else {
                 hint = write_hint(p, parent_dir(path));

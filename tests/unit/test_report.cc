@@ -98,6 +98,24 @@ TEST_CASE("the truncation note") {
     CHECK_FALSE(truncation_note(Stream::Stderr, s));
 }
 
+TEST_CASE("a path the policy's own entries deny or keep read-only: the note names the entry, never -w") {
+    RunReport r = sample();
+    r.policy.mode = Mode::WorkspaceWrite;
+    r.policy.writable = {WritableRoot{"/work", {"/work/docs"}}};
+    r.policy.resolved = {ResolvedEntry{"/", "", FsAccess::Read, true, true, "read :root (workspace-write preset)"},
+                         ResolvedEntry{"/work", "", FsAccess::Write, true, true, "write /work (workspace-write preset: the workspace)"},
+                         ResolvedEntry{"/home/u/.ssh", "", FsAccess::Deny, true, true, "deny /home/u/.ssh (--deny)"},
+                         ResolvedEntry{"/work/docs", "", FsAccess::Read, true, true, "read /work/docs (--read-only)"}};
+    r.denial.reason = "permission denied";
+    r.denial.path = "/home/u/.ssh/id_ed25519";
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (permission denied); /home/u/.ssh/id_ed25519 is "
+                            "denied by the entry deny /home/u/.ssh (--deny); drop that entry to allow it\n");
+    r.denial.reason = "read-only file system";
+    r.denial.path = "/work/docs/x";
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/docs/x is kept "
+                            "read-only by the entry read /work/docs (--read-only); drop that entry to allow writes\n");
+}
+
 TEST_CASE("the denial note names what was denied and the flag that allows it") {
     RunReport r = sample();
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc "
