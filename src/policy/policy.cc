@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <unordered_map>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -488,20 +490,40 @@ public:
             r.path = join_path(real_head.value_or("/"), tail);
         }
         if (r.path != given) r.given = given;
-        for (const auto& have : p_.resolved)
-            if (have.path == r.path && have.access == r.access) return;
+        if (!seen_.emplace(r.path, r.access).second) return;  // that path with that access once
         p_.resolved.push_back(std::move(r));
     }
 
 private:
     const Environment& env_;
     CanonicalPolicy& p_;
+    std::set<std::pair<std::string, FsAccess>> seen_;
 };
 
-bool decides_itself(const CanonicalPolicy& p, const ResolvedEntry& e) {
-    const FsDecision d = decide_path(p, e.path);
-    return d.entry == &e;
-}
+// At equal depth: deny, then write, then read.
+int rank(FsAccess a) { return a == FsAccess::Deny ? 2 : a == FsAccess::Write ? 1 : 0; }
+
+// Which resolved entries decide their own path (decide_path(p, e.path) is e),
+// answered from the entries at that path, since those above it are less
+// specific: a deny glob can add thousands of entries, and a scan of all of
+// them per entry made resolution quadratic.  A read entry, which a deny
+// above it may hide, takes the whole rule.
+class EntriesByPath {
+public:
+    explicit EntriesByPath(const CanonicalPolicy& p) : p_(p) {
+        for (const auto& e : p.resolved) at_[e.path].push_back(&e);
+    }
+    bool decides_itself(const ResolvedEntry& e) const {
+        if (e.access == FsAccess::Read) return decide_path(p_, e.path).entry == &e;
+        const auto& here = at_.at(e.path);
+        return std::none_of(here.begin(), here.end(),
+                            [&](const ResolvedEntry* other) { return rank(other->access) > rank(e.access); });
+    }
+
+private:
+    const CanonicalPolicy& p_;
+    std::unordered_map<std::string, std::vector<const ResolvedEntry*>> at_;
+};
 
 }  // namespace
 
@@ -512,7 +534,6 @@ bool CanonicalPolicy::reads_root() const {
 
 FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
     // Rank: deeper first; at equal depth deny, then write, then read.
-    auto rank = [](FsAccess a) { return a == FsAccess::Deny ? 2 : a == FsAccess::Write ? 1 : 0; };
     const ResolvedEntry* best = nullptr;
     for (const auto& e : p.resolved) {
         if (!at_or_under(path, e.path)) continue;
@@ -675,8 +696,9 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
     // The writable roots: write entries that decide their own path.  A
     // missing one names nothing (Codex ignores it); /dev/null and files get
     // no protected names.
+    const EntriesByPath roots_index(p);
     for (const auto& e : p.resolved) {
-        if (e.access != FsAccess::Write || !e.exists || !decides_itself(p, e)) continue;
+        if (e.access != FsAccess::Write || !e.exists || !roots_index.decides_itself(e)) continue;
         if (std::none_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) { return w.path == e.path; }))
             p.writable.push_back({e.path, {}});
     }
@@ -707,8 +729,9 @@ CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
 
     std::vector<std::string> writable_paths;
     for (const auto& w : p.writable) writable_paths.push_back(w.path);
+    const EntriesByPath index(p);
     for (const auto& e : p.resolved) {
-        if (!decides_itself(p, e)) continue;
+        if (!index.decides_itself(e)) continue;
         switch (e.access) {
             case FsAccess::Read: {
                 if (std::find(p.readable.begin(), p.readable.end(), e.path) == p.readable.end() && !e.protection)
