@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -46,7 +47,8 @@ constexpr const char* kUsage =
 constexpr const char* kHelp =
     "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
     "                           --permission-profile JSON [--use-legacy-landlock]\n"
-    "                           [--no-proc] [--inherit-pid-namespace] [--] CMD [ARG...]\n"
+    "                           [--no-proc] [--inherit-pid-namespace] [--status-fd N]\n"
+    "                           [--] CMD [ARG...]\n"
     "       codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
     "                           --sandbox-policy JSON [--no-proc] [--] CMD [ARG...]\n"
     "       codex-linux-sandbox DIR JSON -- CMD [ARG...]\n"
@@ -61,6 +63,8 @@ constexpr const char* kHelp =
     "  --use-legacy-landlock         accepted; the sandbox is the same without it\n"
     "  --no-proc                     no fresh /proc: /proc is an empty read-only directory\n"
     "  --inherit-pid-namespace       accepted; the sandbox keeps a pid namespace of its own\n"
+    "  --status-fd N                 report failures as JSON lines on descriptor N, not on\n"
+    "                                stderr (see codex-linux-sandbox(1))\n"
     "  -h, --help                    this text\n"
     "\n"
     "Options may be written --option=VALUE; each may be given once.  Exit status:\n"
@@ -73,6 +77,7 @@ struct Args {
     std::optional<std::string> policy_json;   // --sandbox-policy, or the older positional form
     std::optional<std::string> profile_json;  // --permission-profile
     bool no_proc = false;
+    std::optional<int> status_fd;  // --status-fd
     char** command = nullptr;  // argv-style, null-terminated
 };
 
@@ -87,10 +92,19 @@ std::string absolute(std::string path) {
 
 [[noreturn]] void usage_error(const std::string& reason) { fail("arguments", reason, kUsage); }
 
+// A descriptor number: digits only, 3 or more (0, 1 and 2 are the command's).
+int descriptor(const std::string& text) {
+    int fd = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), fd);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || fd < 3)
+        usage_error("--status-fd: '" + text + "' is not a descriptor number of 3 or more");
+    return fd;
+}
+
 // The options of CODEX-HELPER.md section 2, and what each does here.
 enum class Opt {
     PolicyCwd, CommandCwd, PermissionProfile, SandboxPolicy, ManagedNetwork, LegacyLandlock, NoProc,
-    InheritPid, Help, InnerStage,
+    InheritPid, StatusFd, Help, InnerStage,
 };
 struct OptionSpec {
     std::string_view name;
@@ -106,6 +120,7 @@ constexpr OptionSpec kOptions[] = {
     {"--use-legacy-landlock", Opt::LegacyLandlock, false},
     {"--no-proc", Opt::NoProc, false},
     {"--inherit-pid-namespace", Opt::InheritPid, false},
+    {"--status-fd", Opt::StatusFd, true},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -162,6 +177,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::LegacyLandlock: break;
             // The sandbox keeps its own pid namespace and /proc (stricter).
             case Opt::InheritPid: break;
+            case Opt::StatusFd: args.status_fd = descriptor(*value); break;
             case Opt::Help:
                 write_all(STDOUT_FILENO, kHelp);
                 std::exit(0);
@@ -218,13 +234,15 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     return parse_policy_text(*args.policy_json, "--sandbox-policy", env);
 }
 
-int run(int argc, char** argv) {
+[[noreturn]] void run(int argc, char** argv, Status& status) {
     // Nothing the helper inherited beyond stdin, stdout and stderr reaches the
     // command: an open socket of the host's network namespace, say, would
     // carry the host's network past every layer below.
     if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
         fail_errno("fds", "close_range", "run on Linux 5.11 or later");
     const Args args = parse_args(argc, argv);
+    if (args.status_fd) status.use_fd(*args.status_fd);
+    const Command command{args.command, status};
 
     const CanonicalPolicy policy = read_policy(args, system_environment());
     const std::string command_cwd = args.command_cwd ? absolute(*args.command_cwd) : absolute(".");
@@ -232,7 +250,7 @@ int run(int argc, char** argv) {
     if (policy.mode == Mode::DangerFullAccess) {
         // Nothing to apply: the policy asks for no sandbox (sbx execs these itself).
         if (::chdir(command_cwd.c_str()) != 0) fail_errno("cwd", "chdir " + command_cwd, "pass an existing --command-cwd");
-        exec_command(args.command);
+        exec_command(command);
     }
 
     apply_rlimits(policy.limits);
@@ -270,13 +288,13 @@ int run(int argc, char** argv) {
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
-        const std::optional<int> status =
+        const std::optional<int> ended =
             run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, relays,
-                           args.command);
-        if (status) {
+                           command);
+        if (ended) {
             protect.reset();  // remove the placeholders before ending
             pids.reset();
-            exit_like(*status);
+            exit_like(*ended);
         }
         const char* fix_userns =
             "enable unprivileged user namespaces (sysctl user.max_user_namespaces, "
@@ -295,26 +313,26 @@ int run(int argc, char** argv) {
                  "utimes, xattrs) outside the writable roots cannot be enforced",
                  std::string(fix_userns) + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
         if (filesystem) refuse_landlock_alone(policy);  // before the note: one line
-        write_all(STDERR_FILENO,
-                  "codex-linux-sandbox: note: no user namespace: running with Landlock and seccomp alone; "
-                  "not enforced: protected paths, hidden Codex sockets, metadata changes (chmod, chown, utimes, "
-                  "xattrs)\n");
+        status.not_enforced("no user namespace: running with Landlock and seccomp alone",
+                            {"protected paths", "hidden Codex sockets",
+                             "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"});
     }
 
     // No pid 1 of our own: the layers go on this process, which becomes the command.
     Fd listener = apply_process_layers(policy, command_cwd, false);
     if (listener.valid()) fail("seccomp", "a user-notification filter needs pid 1 to serve it", "use --network restricted");
-    exec_command(args.command);
+    exec_command(command);
 }
 
 }  // namespace
 }  // namespace sbx::helper
 
 int main(int argc, char** argv) {
+    sbx::helper::Status status;
     try {
-        return sbx::helper::run(argc, argv);
+        sbx::helper::run(argc, argv, status);
     } catch (const std::exception& e) {
-        sbx::helper::report_error(e.what());
+        status.error(e);
         return 125;
     }
 }

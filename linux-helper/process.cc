@@ -126,7 +126,7 @@ Fd receive_fd(int socket) {
 // foreground when the helper had it, so that the terminal's own signals
 // (^C, ^\) reach the command's group and not the helper or pid 1.
 [[noreturn]] void command_main(const sigset_t& original_mask, bool take_terminal, int handoff,
-                               const PrepareCommand& prepare, char* const* argv) {
+                               const PrepareCommand& prepare, const Command& command) {
     try {
         ::setpgid(0, 0);
         if (take_terminal) {
@@ -140,10 +140,10 @@ Fd receive_fd(int socket) {
         Fd listener = prepare();
         if (listener.valid()) send_fd(handoff, listener.get());
     } catch (const std::exception& e) {
-        report_error(e.what());
+        command.status.error(e);
         ::_exit(125);
     }
-    exec_command(argv);
+    exec_command(command);
 }
 
 // What the command process starts from (read-only to it).
@@ -153,13 +153,13 @@ struct CommandStart {
     int handoff;      // pid 1's end of the socketpair: closed in the command
     int command_end;  // the command's end
     const PrepareCommand* prepare;
-    char* const* argv;
+    const Command* command;
 };
 
 int command_entry(void* arg) {
     const auto& start = *static_cast<const CommandStart*>(arg);
     ::close(start.handoff);  // the command's own fd table (no CLONE_FILES)
-    command_main(*start.original_mask, start.take_terminal, start.command_end, *start.prepare, start.argv);
+    command_main(*start.original_mask, start.take_terminal, start.command_end, *start.prepare, *start.command);
 }
 
 // Starts the command as posix_spawn would: in pid 1's memory (CLONE_VM), on
@@ -169,13 +169,13 @@ int command_entry(void* arg) {
 // mask) are per task and its fd table is its own, so none of them reaches
 // pid 1; it writes no object of pid 1's (what it allocates stays allocated).
 pid_t start_command(const sigset_t& original_mask, bool take_terminal, int handoff, int command_end,
-                    const PrepareCommand& prepare, char* const* argv) {
+                    const PrepareCommand& prepare, const Command& to_run) {
     constexpr std::size_t kStack = 8 << 20;  // touched pages only
     constexpr std::size_t kGuard = 1 << 12;
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) fail_errno("pid 1", "mmap of the command's stack");
     if (::mprotect(stack, kGuard, PROT_NONE) != 0) fail_errno("pid 1", "mprotect of the command's stack guard");
-    const CommandStart start{&original_mask, take_terminal, handoff, command_end, &prepare, argv};
+    const CommandStart start{&original_mask, take_terminal, handoff, command_end, &prepare, &to_run};
     const pid_t command =
         ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                 const_cast<CommandStart*>(&start));
@@ -205,7 +205,7 @@ bool helper_gone(int status_pipe) {
 // Pid 1 of the new pid namespace: never returns.
 [[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask, Terminal terminal,
                             const std::function<void(bool)>& setup, const PrepareCommand& prepare,
-                            const std::function<void()>& abandoned, char* const* argv) {
+                            const std::function<void()>& abandoned, const Command& to_run) {
     try {
         // Out of the helper's process group: a signal sent to that group
         // (sbx forwards to it) reaches the helper, which forwards it here.
@@ -221,7 +221,7 @@ bool helper_gone(int status_pipe) {
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("pid 1", "socketpair");
         Fd handoff(pair[0]), command_end(pair[1]);
         const pid_t command =
-            start_command(original_mask, terminal.foreground, handoff.get(), command_end.get(), prepare, argv);
+            start_command(original_mask, terminal.foreground, handoff.get(), command_end.get(), prepare, to_run);
         command_end.reset();
         // To the command's group (the command itself, should it have left
         // it); a SIGCONT hands the terminal down first.
@@ -286,7 +286,7 @@ bool helper_gone(int status_pipe) {
             }
         }
     } catch (const std::exception& e) {
-        report_error(e.what());
+        to_run.status.error(e);
         ::_exit(125);
     }
 }
@@ -295,7 +295,7 @@ bool helper_gone(int status_pipe) {
 
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool)>& setup,
                                   const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  OutputRelays& relays, char* const* argv) {
+                                  OutputRelays& relays, const Command& command) {
     const sigset_t watched = watched_signals();
     sigset_t original;
     if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
@@ -312,7 +312,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     if (child.pid == 0) {
         status_read.reset();
-        pid1_main(child.user, status_write.get(), original, terminal, setup, prepare, abandoned, argv);
+        pid1_main(child.user, status_write.get(), original, terminal, setup, prepare, abandoned, command);
     }
     const pid_t pid1 = child.pid;
     status_write.reset();
@@ -380,12 +380,10 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     return command_status ? *command_status : pid1_status;
 }
 
-void exec_command(char* const* argv) {
-    ::execvp(argv[0], argv);
+void exec_command(const Command& command) {
+    ::execvp(command.argv[0], command.argv);
     const int err = errno;
-    std::string line = "exec ";
-    line.append(argv[0]).append(": ").append(std::strerror(err));
-    report_error(line);
+    command.status.exec_failed(command.argv, err);
     ::_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 

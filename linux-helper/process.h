@@ -18,6 +18,7 @@
 #include "fd.h"
 #include "inherited_fds.h"
 #include "namespaces.h"
+#include "status.h"
 
 namespace sbx::helper {
 
@@ -25,6 +26,12 @@ namespace sbx::helper {
 // no_new_privs, Landlock, seccomp, in that order) and returns the seccomp
 // listener (invalid when there is none).  Throws Error.
 using PrepareCommand = std::function<Fd()>;
+
+// The command to exec, and where a failure of the helper's is told.
+struct Command {
+    char* const* argv;
+    const Status& status;
+};
 
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs
 // setup (user id maps first, then mounts and a fresh /proc, loopback), then
@@ -37,10 +44,11 @@ using PrepareCommand = std::function<Fd()>;
 // (inherited_fds.h) to the caller's files, and the rest once it has ended.
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,
                                   const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  OutputRelays& relays, char* const* argv);
+                                  OutputRelays& relays, const Command& command);
 
-// execvp, then exit 127 (not found) or 126 (cannot be executed).
-[[noreturn]] void exec_command(char* const* argv);
+// execvp, then exit 127 (not found) or 126 (cannot be executed), told
+// through command.status.
+[[noreturn]] void exec_command(const Command& command);
 
 // Ends the helper as the wait status says: the same exit code, or the same
 // signal (re-raised without a core dump; 128+N if it does not kill).

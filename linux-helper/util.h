@@ -12,14 +12,26 @@
 
 namespace sbx::helper {
 
-// Every refusal: "<step>: <reason>; <fix>" (main adds "codex-linux-sandbox: ").
+// A refusal of the helper's, in parts: its message is "<step>: <reason>; <fix>".
+struct StepError : sbx::Error {
+    StepError(std::string_view step_, std::string_view reason_, std::string_view fix_)
+        : sbx::Error(message_of(step_, reason_, fix_)), step(step_), reason(reason_), fix(fix_) {}
+    std::string step, reason, fix;
+
+private:
+    static std::string message_of(std::string_view step, std::string_view reason, std::string_view fix) {
+        std::string message;
+        message.reserve(step.size() + reason.size() + fix.size() + 4);
+        message.append(step).append(": ").append(reason);
+        if (!fix.empty()) message.append("; ").append(fix);
+        return message;
+    }
+};
+
+// Every refusal (main adds "codex-linux-sandbox: ", or reports it on --status-fd).
 [[noreturn]] inline void fail(std::string_view step, std::string_view reason,
                               std::string_view fix = {}) {
-    std::string message;
-    message.reserve(step.size() + reason.size() + fix.size() + 4);
-    message.append(step).append(": ").append(reason);
-    if (!fix.empty()) message.append("; ").append(fix);
-    throw sbx::Error(message);
+    throw StepError(step, reason, fix);
 }
 
 // As fail(), with strerror(err) as the reason, prefixed by what was attempted.

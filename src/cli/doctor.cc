@@ -30,6 +30,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "exec/supervisor.h"
+#include "platform/helper_status.h"
 #include "platform/plan.h"
 #include "policy/policy.h"
 #include "report/denial.h"
@@ -87,24 +89,24 @@ json audit_facts() {
     audit["audit_log_readable"] = audit_log;
     audit["kernel_log_readable"] = kernel_log;
     audit["dmesg_restrict"] = read_small_file("/proc/sys/kernel/dmesg_restrict").value_or("unknown");
-    // Without auditd, kauditd prints the records (Landlock: types 1423/1424)
-    // to the kernel log, rate-limited.
-    audit["landlock_records_readable"] = auditd ? audit_log : kernel_log;
-    std::string where;
-    if (auditd)
-        where = audit_log ? "auditd is running; /var/log/audit/audit.log is readable"
-                          : "auditd is running; /var/log/audit/audit.log is not readable by this user";
-    else
-        where = kernel_log ? "no auditd: Landlock records go to the kernel log (rate-limited), readable here"
-                           : "no auditd: Landlock records go to the kernel log, which this user may not read "
-                             "(kernel.dmesg_restrict)";
     // What sbx itself reads: the audit netlink log (report/denial.h).
     const AuditStatus status = audit_status();
-    audit["enabled"] = status.enabled;
+    // Without auditd, kauditd prints the records (Landlock: types 1423/1424)
+    // to the kernel log, rate-limited.  With audit off there are none.
+    audit["landlock_records_readable"] = status.enabled != false && (auditd ? audit_log : kernel_log);
+    std::string where;
+    if (auditd)
+        where = audit_log ? "/var/log/audit/audit.log (auditd), readable by this user"
+                          : "/var/log/audit/audit.log (auditd), not readable by this user";
+    else
+        where = kernel_log ? "the kernel log (no auditd; rate-limited), readable by this user"
+                           : "the kernel log (no auditd), which this user may not read (kernel.dmesg_restrict)";
+    if (status.enabled == false) where = "none while audit is off; with it on: " + where;
+    audit["enabled"] = status.enabled ? json(*status.enabled) : json(nullptr);
     audit["readable_by_sbx"] = status.readable;
-    audit["denials_listed"] = status.enabled && status.readable;
+    audit["denials_listed"] = status.denials_listed();
     audit["records"] = where;
-    audit["summary"] = fmt::format("exact denials {}: {}", status.enabled && status.readable ? "listed" : "not listed",
+    audit["summary"] = fmt::format("exact denials {}: {}", status.denials_listed() ? "listed" : "not listed",
                                    status.detail);
     return audit;
 }
@@ -118,66 +120,40 @@ struct Outcome {
 };
 
 // Runs the helper with policy input `policy_json` (resolved in `workspace`) and
-// the command `argv`, for at most 10 s.
+// the command `argv`, for at most 10 s, under the supervisor as sbx run does.
 Outcome run_probe(const std::string& helper, const std::string& policy_json, const std::string& workspace,
                   const std::vector<std::string>& argv) {
     Outcome outcome;
     Environment env = system_environment();
     env.cwd = workspace;
-    CanonicalPolicy policy;
+    ExecPlan probe;
     try {
-        policy = resolve(input_from_json_text(policy_json, "doctor probe"), env);
+        const CanonicalPolicy policy = resolve(input_from_json_text(policy_json, "doctor probe"), env);
+        CommandSpec command;
+        command.argv = argv;
+        command.cwd = workspace;
+        command.stdin_mode = StdinMode::Null;
+        probe = plan(policy, command, TargetOs::Linux, PlatformPaths{helper, {}});
     } catch (const std::exception& e) {
         outcome.output = e.what();
         return outcome;
     }
-    std::vector<std::string> args = linux_helper_args(policy, helper, workspace);
-    args.push_back("--");
-    args.insert(args.end(), argv.begin(), argv.end());
-    std::vector<char*> cargs;
-    for (auto& a : args) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return outcome;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
-    pid_t pid = -1;
-    const int err = ::posix_spawn(&pid, helper.c_str(), &actions, nullptr, cargs.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe_fds[1]);
-    if (err != 0) {
-        ::close(pipe_fds[0]);
-        outcome.output = std::string("cannot start the helper: ") + std::strerror(err);
-        return outcome;
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    char buffer[4096];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) break;
-        pollfd pfd{pipe_fds[0], POLLIN, 0};
-        if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
-        const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-        if (n <= 0) break;
-        if (outcome.output.size() < 4096) outcome.output.append(buffer, static_cast<std::size_t>(n));
-    }
-    ::close(pipe_fds[0]);
-    int status = 0;
-    pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (done == 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
+    SuperviseOptions opt;
+    opt.timeout = std::chrono::seconds(10);
+    opt.passthrough = false;
+    opt.capture = true;
+    opt.caps = {4096, 0};
+    opt.child_cleans_up = true;
+    const ExecResult r = supervise(probe, opt);
+    outcome.output = r.out.shown + r.err.shown;
+    if (const auto status = parse_helper_status(r.report); status.error)
+        outcome.output += "the sandbox could not be applied: " + *status.error;
+    if (r.timed_out) {
         outcome.output += "(timed out)";
         return outcome;
     }
     outcome.ran = true;
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    outcome.exit_code = r.exit_code;
     while (!outcome.output.empty() && outcome.output.back() == '\n') outcome.output.pop_back();
     return outcome;
 }

@@ -11,12 +11,13 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "approval/orchestrator.h"
 #include "cli/options.h"
-#include "exec/process.h"
 #include "exec/supervisor.h"
+#include "platform/helper_status.h"
 #include "platform/plan.h"
 #include "report/denial.h"
 #include "report/report.h"
@@ -50,26 +51,8 @@ struct Attempt {
     ExecResult result;
     DenialAnalysis denial;
     bool sandboxed = false;  // a sandbox was applied (plan.sandbox != "none")
+    HelperStatus helper;     // what the Linux helper reported on its --status-fd
 };
-
-// The helper's refusal line ("codex-linux-sandbox: STEP: REASON; FIX") when it
-// exited 125 without running the command.
-std::optional<std::string> helper_refusal(const Attempt& a) {
-    if (!a.sandboxed || a.plan.sandbox != "linux" || a.result.exit_code != 125) return std::nullopt;
-    constexpr std::string_view prefix = "codex-linux-sandbox: ";
-    const std::string& err = a.result.err.tail.empty() ? a.result.err.shown : a.result.err.tail;
-    std::optional<std::string> found;
-    std::size_t start = 0;
-    while (start < err.size()) {
-        std::size_t end = err.find('\n', start);
-        if (end == std::string::npos) end = err.size();
-        std::string_view line(err.data() + start, end - start);
-        if (line.starts_with(prefix) && !line.substr(prefix.size()).starts_with("note:"))
-            found = std::string(line.substr(prefix.size()));
-        start = end + 1;
-    }
-    return found;
-}
 
 class Runner {
 public:
@@ -133,11 +116,22 @@ public:
                 if (!rest.empty()) write_out(STDOUT_FILENO, json_line(output_event(s, rest)));
             }
         }
-        if (auto why = helper_refusal(a)) {
+        a.helper = parse_helper_status(a.result.report);
+        if (a.helper.error && a.result.exit_code == 125) {
             // The sandbox could not be applied and nothing ran: sbx's own
             // failure (125), not a denial of something the command did.
-            write_out(STDERR_FILENO, fmt::format("sbx: the sandbox could not be applied: {}\n", *why));
+            write_out(STDERR_FILENO, fmt::format("sbx: the sandbox could not be applied: {}\n", *a.helper.error));
             return a;
+        }
+        if (a.helper.exec) {
+            // In the sandbox, as the supervisor says it without one: a line
+            // of the command's stderr.
+            a.result.exec_error = describe_exec_failure(*a.helper.exec, &policy_, args_.command.cwd);
+            const std::string line = "sbx: " + *a.result.exec_error + "\n";
+            if (args_.format == OutputFormat::Text) write_out(STDERR_FILENO, line);
+            if (args_.format == OutputFormat::Events)
+                write_out(STDOUT_FILENO, json_line(output_event(Stream::Stderr, sanitize_utf8(line))));
+            a.result.err.shown += line;
         }
         a.denial = analyze_denial(a.result, a.sandboxed);
         if (audit && audit->active()) {
@@ -156,6 +150,9 @@ public:
     // the likely denial and the flag that would allow it.
     std::string text_notes(const Attempt& a) const {
         std::string notes;
+        if (a.helper.not_enforced_reason)
+            notes += fmt::format("sbx: note: {}; not enforced: {}\n", *a.helper.not_enforced_reason,
+                                 fmt::join(a.helper.not_enforced, ", "));
         if (auto n = truncation_note(Stream::Stdout, a.result.out)) notes += *n;
         if (auto n = truncation_note(Stream::Stderr, a.result.err)) notes += *n;
         if (a.result.timed_out && args_.timeout)
@@ -238,11 +235,9 @@ int run_command(const RunArgs& args) {
     r.denial = std::move(last->denial);
     r.escalated = o.escalated;
     // Where no mount namespace can be made the helper refuses, or with
-    // --allow-unprotected runs with Landlock and seccomp alone: say what that
-    // left out (the helper also says so on stderr).
-    if (r.sandbox == "linux" && r.policy.allow_unprotected && r.policy.sandboxed_filesystem() &&
-        !exec::can_make_mount_namespace())
-        r.not_enforced = {"protected paths", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"};
+    // --allow-unprotected runs with Landlock and seccomp alone: it says what
+    // that left out.
+    r.not_enforced = last->helper.not_enforced;
     r.approval = o.approval;
     return report(args, r);
 }

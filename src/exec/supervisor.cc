@@ -28,6 +28,7 @@
 
 #include "exec/output_cap.h"
 #include "exec/process.h"
+#include "platform/helper_status.h"
 #include "policy/policy.h"
 
 extern char** environ;
@@ -159,6 +160,8 @@ struct ChildSetup {
     int out_fd;
     int err_fd;
     int status_fd;
+    int report_fd;     // the write end of the report pipe, or -1
+    int report_target; // where the program expects it (never status_fd)
     const sigset_t* mask;
 };
 
@@ -193,6 +196,14 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
     if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
         for (int fd = 3; fd < 65536; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
+    // The report pipe stays open across exec, at the number the program was given.
+    if (s.report_fd >= 0) {
+        if (s.report_fd == s.report_target) {
+            if (::fcntl(s.report_fd, F_SETFD, 0) != 0) child_fail(s, kStageStdin, errno);
+        } else if (::dup2(s.report_fd, s.report_target) < 0) {
+            child_fail(s, kStageStdin, errno);
+        }
+    }
     // The PATH search of execvp, with the PATH of the child's environment.
     int err = ENOENT;
     bool saw_eacces = false;
@@ -208,6 +219,35 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
     }
     if (saw_eacces && (err == ENOENT || err == ENOTDIR || err == EACCES)) err = EACCES;
     child_fail(s, kStageExec, err);
+}
+
+// execve's failure with the file it tried first (the PATH search's first
+// candidate that exists, as the child saw it from plan.cwd).
+ExecFailure exec_failure(const ExecPlan& plan, const std::vector<std::string>& candidates, int err) {
+    ExecFailure f{plan.argv[0], err, std::nullopt, std::nullopt};
+    for (const auto& c : candidates) {
+        struct stat st {};
+        const std::string full = c.starts_with('/') || plan.cwd.empty() ? c : join_path(plan.cwd, c);
+        if (::stat(full.c_str(), &st) == 0) {
+            f.path = c;
+            f.mode = st.st_mode;
+            break;
+        }
+    }
+    return f;
+}
+
+// What a non-blocking pipe holds now (its writers are gone or done), up to 64 KiB.
+std::string read_available(int fd) {
+    std::string text;
+    char buffer[4096];
+    while (text.size() < 65536) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+    }
+    return text;
 }
 
 // Big enough for child_main (a few hundred bytes of frames and execve).
@@ -572,6 +612,17 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     // an unprivileged user is capped by /proc/sys/fs/pipe-max-size).
     ::fcntl(out_pipe.read.get(), F_SETPIPE_SZ, 1 << 20);
     auto status_pipe = exec::make_pipe();
+    // The report pipe, and the exec status pipe kept off the report's number
+    // (where the child puts the report's write end).
+    std::optional<exec::Pipe> report_pipe;
+    if (plan.report_fd >= 0) {
+        report_pipe = exec::make_pipe();
+        if (status_pipe.write.get() == plan.report_fd) {
+            status_pipe.write = Fd(::fcntl(status_pipe.write.get(), F_DUPFD_CLOEXEC, plan.report_fd + 1));
+            if (!status_pipe.write.valid()) throw Error(fmt::format("cannot move a pipe: {}", std::strerror(errno)));
+        }
+        ::fcntl(report_pipe->read.get(), F_SETFL, O_NONBLOCK);
+    }
 
     // Everything the child needs, built before the clone.
     std::vector<std::string> env = exec::child_environment(plan, environ);
@@ -593,6 +644,8 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     setup.out_fd = out_pipe.write.get();
     setup.err_fd = err_pipe.write.get();
     setup.status_fd = status_pipe.write.get();
+    setup.report_fd = report_pipe ? report_pipe->write.get() : -1;
+    setup.report_target = plan.report_fd;
     setup.mask = &signals.old_mask();
 
     TerminalGuard terminal;
@@ -632,6 +685,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     out_pipe.write.reset();
     err_pipe.write.reset();
     status_pipe.write.reset();
+    if (report_pipe) report_pipe->write.reset();
 
     // Did exec succeed?  EOF means yes (the pipe closed at exec).
     int failure[2] = {0, 0};
@@ -660,8 +714,8 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         const std::string what = failure[0] == kStageChdir   ? fmt::format("cannot change to directory '{}'", plan.cwd)
                                  : failure[0] == kStageStdin ? std::string("cannot set up the command's standard streams")
                                                              : fmt::format("cannot run '{}'", plan.argv[0]);
-        const std::string message = fmt::format("{}: {}", what, std::strerror(failure[1]));
-        if (failure[0] != kStageExec) throw Error(message);
+        if (failure[0] != kStageExec) throw Error(fmt::format("{}: {}", what, std::strerror(failure[1])));
+        const std::string message = describe_exec_failure(exec_failure(plan, setup.candidates, failure[1]), nullptr, plan.cwd);
         result.exit_code = (failure[1] == ENOENT || failure[1] == ENOTDIR) ? 127 : 126;
         result.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
@@ -669,6 +723,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         loop.finish(err);
         fill(result.out, out.cap);
         fill(result.err, err.cap);
+        if (report_pipe) result.report = read_available(report_pipe->read.get());
         result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
         return result;
     }
@@ -789,6 +844,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     if (result.timed_out) result.exit_code = 124;
     fill(result.out, out.cap);
     fill(result.err, err.cap);
+    if (report_pipe) result.report = read_available(report_pipe->read.get());
     if (opt.tail_bytes > 0) {
         for (auto* r : {&result.out, &result.err})
             if (r->tail.size() > opt.tail_bytes) r->tail.erase(0, r->tail.size() - opt.tail_bytes);

@@ -64,6 +64,8 @@ struct ExecResult {
     // Set when the command could not be executed (exit_code 126/127): the
     // reason, e.g. "cannot run 'foo': No such file or directory".
     std::optional<std::string> exec_error;
+    // What the program wrote on plan.report_fd (the helper's status lines).
+    std::string report;
     // Descendants still alive after the final kill (should be 0: a process
     // in uninterruptible sleep can delay its death).
     std::size_t survivors = 0;

@@ -16,6 +16,7 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     return {helper,
             "--sandbox-policy-cwd", policy.workspace,
             "--command-cwd", command_cwd,
+            "--status-fd", std::to_string(kHelperStatusFd),
             "--sandbox-policy", to_json(policy).dump()};
 }
 
@@ -35,6 +36,7 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv.push_back("--");
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = "linux";
+        out.report_fd = kHelperStatusFd;
     } else {
         // Seatbelt has no private network: "limited" would reach the host's
         // localhost, which the policy forbids.  Refuse rather than run weaker.

@@ -39,7 +39,14 @@ struct ExecPlan {
     std::string cwd;
     std::string sandbox;                        // "linux", "macos-seatbelt", "none"
     StdinMode stdin_mode = StdinMode::Inherit;
+    // The descriptor the program reports on (the helper's --status-fd), or
+    // -1: the supervisor opens a pipe there and returns what was written
+    // (ExecResult::report).
+    int report_fd = -1;
 };
+
+// The descriptor number sbx gives the Linux helper for --status-fd.
+inline constexpr int kHelperStatusFd = 3;
 
 // The variables --clear-env keeps.
 const std::vector<std::string>& kept_env_names();

@@ -293,16 +293,15 @@ AuditStatus audit_status() {
     AuditStatus s;
     const int enabled = audit_enabled();
     s.readable = subscribe_readlog().valid();
-    s.enabled = enabled == 1;
-    if (enabled == 0)
-        s.detail = "audit is off (auditctl -e 1 turns it on): Landlock denials are not recorded";
-    else if (!s.readable)
-        s.detail = enabled == 1 ? "audit is on but not readable by sbx (needs CAP_AUDIT_READ)"
-                                : "audit is not readable by sbx (needs CAP_AUDIT_READ)";
+    if (enabled != -1) s.enabled = enabled == 1;
+    if (s.enabled == false)
+        s.detail = "audit is off (auditctl -e 1 turns it on), so no Landlock denial is recorded";
+    else if (s.enabled == true)
+        s.detail = s.readable ? "audit is on and readable: exact Landlock denials are reported"
+                              : "audit is on, but its records are readable only with CAP_AUDIT_READ: run sbx as root";
     else
-        s.detail = enabled == 1 ? "audit is on and readable: exact Landlock denials are reported"
-                                : "audit log is readable; whether audit is on is unknown";
-    if (enabled == -1 && s.readable) s.enabled = true;  // cannot tell: try
+        s.detail = s.readable ? "the audit log is readable, but whether audit is on is not (CAP_AUDIT_CONTROL)"
+                              : "this user can neither ask whether audit is on nor read its records: root can";
     return s;
 }
 

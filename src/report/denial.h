@@ -68,9 +68,10 @@ nlohmann::json to_json(const Denial&);
 
 // What this machine's audit offers.
 struct AuditStatus {
-    bool enabled = false;   // the kernel's audit is on (records are made)
-    bool readable = false;  // sbx can subscribe to the audit log (CAP_AUDIT_READ)
-    std::string detail;     // one line for doctor and the README
+    std::optional<bool> enabled;  // the kernel's audit is on (records are made); nullopt: this user cannot ask
+    bool readable = false;        // sbx can subscribe to the audit log (CAP_AUDIT_READ)
+    std::string detail;           // one line for doctor (text and --json alike)
+    bool denials_listed() const { return readable && enabled != false; }
 };
 AuditStatus audit_status();
 

@@ -21,6 +21,28 @@ text=$("$SBX" doctor); rc=$?
 is "sbx doctor (text) exits 0" "0" "$rc"
 case $text in *"every mode is enforced"*) _tap_result ok "the text says every mode is enforced" ;;
     *) _tap_result fail "the text says every mode is enforced" "$text" ;; esac
+# One truth about audit in both forms, and no record claimed readable while
+# audit is off (none are made).
+is "the text's audit line is the JSON's summary" "audit:            $(field 'd["audit"]["summary"]')" \
+    "$(grep '^audit:' <<<"$text")"
+if [ "$(field 'd["audit"]["enabled"]')" = False ]; then
+    is "audit off: the summary says so" "exact denials not listed: audit is off (auditctl -e 1 turns it on), so no Landlock denial is recorded" \
+        "$(field 'd["audit"]["summary"]')"
+    is "audit off: no Landlock record is readable, and none listed" "False False" \
+        "$(field 'd["audit"]["landlock_records_readable"], d["audit"]["denials_listed"]')"
+    ok "audit off: the records field starts with 'none'" grep -q '^none while audit is off; with it on: ' <<<"$(field 'd["audit"]["records"]')"
+else
+    skip "audit off: the summary says so" "audit is on here"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    as_nobody=$(cd / && setpriv --reuid 65534 --regid 65534 --clear-groups "$SBX" doctor --json 2>/dev/null)
+    is "as uid 65534: whether audit is on is unknown (null), not false" "None False" \
+        "$(printf '%s' "$as_nobody" | python3 -c 'import json,sys; a=json.load(sys.stdin)["audit"]; print(a["enabled"], a["denials_listed"])')"
+    is "... and the summary says who can tell" "exact denials not listed: this user can neither ask whether audit is on nor read its records: root can" \
+        "$(printf '%s' "$as_nobody" | python3 -c 'import json,sys; print(json.load(sys.stdin)["audit"]["summary"])')"
+else
+    skip "as uid 65534: whether audit is on is unknown" "not root"
+fi
 case $text in *"landlock:         ABI $abi"*) _tap_result ok "the text shows the Landlock ABI" ;;
     *) _tap_result fail "the text shows the Landlock ABI" "$text" ;; esac
 

@@ -315,7 +315,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
         is "... with one 'sbx: ' line naming the cause and the fix" 1 \
             "$(grep -c '^sbx: the sandbox could not be applied: namespaces: .*--allow-unprotected' <<<"$err")"
         # ... and with --allow-unprotected the JSON result says what was left out.
-        is "sbx run --allow-unprotected: the result lists what is not enforced" '["protected paths", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"]' \
+        is "sbx run --allow-unprotected: the result lists what is not enforced" '["protected paths", "hidden Codex sockets", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"]' \
             "$(unshare -U "$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
         # There the helper becomes the command: its deadline is not delayed
         # by the grace a helper gets to clean up.

@@ -142,6 +142,6 @@ TEST_CASE("audit status is answered on this machine without throwing") {
     CHECK_FALSE(s.detail.empty());
     AuditWatch w;
     // With audit off no record can come: collect() has nothing, even waiting.
-    if (!s.enabled) CHECK(w.collect(200).empty());
+    if (s.enabled == false) CHECK(w.collect(200).empty());
     if (!w.active()) CHECK(w.collect().empty());
 }

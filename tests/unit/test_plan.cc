@@ -33,15 +33,18 @@ const PlatformPaths kPaths{"/usr/libexec/codex-linux-sandbox", "/usr/bin/sandbox
 TEST_CASE("Linux: the helper's argv carries the canonical policy and the command after --") {
     CanonicalPolicy p = policy(Mode::WorkspaceWrite);
     ExecPlan e = plan(p, command(), TargetOs::Linux, kPaths);
-    REQUIRE(e.argv.size() == 11);
+    REQUIRE(e.argv.size() == 13);
     CHECK(e.argv[0] == "/usr/libexec/codex-linux-sandbox");
     CHECK(e.argv[1] == "--sandbox-policy-cwd");
     CHECK(e.argv[2] == "/work/repo");
     CHECK(e.argv[3] == "--command-cwd");
     CHECK(e.argv[4] == "/work/repo/sub");
-    CHECK(e.argv[5] == "--sandbox-policy");
-    CHECK(nlohmann::json::parse(e.argv[6]) == to_json(p));
-    CHECK(std::vector<std::string>(e.argv.begin() + 7, e.argv.end()) ==
+    CHECK(e.argv[5] == "--status-fd");  // the supervisor opens the pipe there
+    CHECK(e.argv[6] == "3");
+    CHECK(e.report_fd == 3);
+    CHECK(e.argv[7] == "--sandbox-policy");
+    CHECK(nlohmann::json::parse(e.argv[8]) == to_json(p));
+    CHECK(std::vector<std::string>(e.argv.begin() + 9, e.argv.end()) ==
           std::vector<std::string>{"--", "make", "-j2", "test"});
     CHECK(e.sandbox == "linux");
     CHECK(e.cwd == "/work/repo/sub");
@@ -56,6 +59,7 @@ TEST_CASE("every sandboxed mode goes through the helper; danger-full-access runs
         CHECK(plan(policy(m), command(), TargetOs::Linux, kPaths).argv[0] == kPaths.linux_helper);
     ExecPlan e = plan(policy(Mode::DangerFullAccess), command(), TargetOs::Linux, kPaths);
     CHECK(e.argv == std::vector<std::string>{"make", "-j2", "test"});
+    CHECK(e.report_fd == -1);
     CHECK(e.sandbox == "none");
     CHECK(e.env_add.at("SBX_SANDBOX") == "none");
     CHECK(e.env_add.count("SBX_SANDBOX_NETWORK_DISABLED") == 0);

@@ -1,0 +1,89 @@
+#include "status.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "util.h"
+
+namespace sbx::helper {
+namespace {
+
+struct Found {
+    std::string path;
+    mode_t mode = 0;
+};
+
+// The file execvp would have tried for argv0: argv0 itself when it has a
+// '/', else the first PATH entry where it exists (as execvp searches).
+std::optional<Found> find_executable(const std::string& argv0) {
+    auto look = [](const std::string& path) -> std::optional<Found> {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+        return Found{path, st.st_mode};
+    };
+    if (argv0.find('/') != std::string::npos) return look(argv0);
+    const char* env = std::getenv("PATH");
+    const std::string_view path = env != nullptr ? env : "/bin:/usr/bin";
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t end = path.find(':', start);
+        if (end == std::string_view::npos) end = path.size();
+        std::string dir(path.substr(start, end - start));
+        if (dir.empty()) dir = ".";
+        if (auto found = look(dir + "/" + argv0)) return found;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+void Status::use_fd(int fd) {
+    if (fd < 0 || ::fcntl(fd, F_GETFD) < 0)
+        fail("arguments", "--status-fd " + std::to_string(fd) + ": not an open descriptor",
+             "open it for writing before running the helper");
+    fd_ = fd;
+}
+
+void Status::emit(const std::string& json_line, std::string_view stderr_text) const {
+    if (fd_ >= 0) {
+        write_all(fd_, json_line + "\n");
+    } else {
+        report_error(stderr_text);
+    }
+}
+
+void Status::error(const std::exception& e) const {
+    nlohmann::json detail{{"message", e.what()}};
+    if (const auto* step = dynamic_cast<const StepError*>(&e)) {
+        detail["step"] = step->step;
+        detail["reason"] = step->reason;
+        if (!step->fix.empty()) detail["fix"] = step->fix;
+    }
+    emit(nlohmann::json{{"error", detail}}.dump(), e.what());
+}
+
+void Status::exec_failed(char* const* argv, int err) const {
+    const std::string argv0 = argv[0];
+    nlohmann::json detail{{"argv0", argv0}, {"errno", err}, {"error", std::strerror(err)}};
+    if (auto found = find_executable(argv0)) {
+        detail["path"] = found->path;
+        detail["mode"] = found->mode;
+    }
+    emit(nlohmann::json{{"exec_error", detail}}.dump(), "exec " + argv0 + ": " + std::strerror(err));
+}
+
+void Status::not_enforced(std::string_view reason, const std::vector<std::string>& items) const {
+    std::string text = "note: ";
+    text.append(reason).append("; not enforced: ");
+    for (std::size_t i = 0; i < items.size(); ++i) text.append(i ? ", " : "").append(items[i]);
+    emit(nlohmann::json{{"not_enforced", {{"reason", reason}, {"items", items}}}}.dump(), text);
+}
+
+}  // namespace sbx::helper

@@ -1,0 +1,40 @@
+// Where the helper tells what it could not do.  By default one line on
+// stderr, "codex-linux-sandbox: ..." (as Codex's own helper does).  With
+// --status-fd N, JSON lines on descriptor N instead, in the manner of
+// bubblewrap's --json-status-fd, for a caller (sbx) that words them itself:
+//
+//   {"error": {"step": S, "reason": R, "fix": F, "message": "S: R; F"}}
+//       the sandbox could not be applied (exit 125)
+//   {"exec_error": {"argv0": A, "path": P, "errno": N, "error": E, "mode": M}}
+//       the command could not be executed (exit 126/127); path and mode
+//       (st_mode) are those of the file execvp found in the sandbox's view,
+//       absent when none was found
+//   {"not_enforced": {"reason": R, "items": [...]}}
+//       the sandbox runs without some of its layers (--allow-unprotected)
+//
+// The descriptor is close-on-exec: the command never sees it.
+#pragma once
+
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sbx::helper {
+
+class Status {
+public:
+    // Reports on fd from now on; throws Error when fd is not open.
+    void use_fd(int fd);
+
+    void error(const std::exception&) const;
+    // errno err from execvp(argv[0]).
+    void exec_failed(char* const* argv, int err) const;
+    void not_enforced(std::string_view reason, const std::vector<std::string>& items) const;
+
+private:
+    void emit(const std::string& json_line, std::string_view stderr_text) const;
+    int fd_ = -1;
+};
+
+}  // namespace sbx::helper
