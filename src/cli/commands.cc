@@ -1,7 +1,9 @@
 // The policy and check commands, and what every command shares: resolving the
 // policy options and finding the helper.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -34,7 +36,7 @@ bool executable_file(const std::string& path) { return ::access(path.c_str(), X_
 
 }  // namespace
 
-CanonicalPolicy resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
+ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
     Environment env = system_environment();
     env.cwd = workspace_cwd;
     PolicyInput input;
@@ -48,8 +50,10 @@ CanonicalPolicy resolve_policy_args(const PolicyArgs& args, const std::string& w
         }
     }
     // A document's own derived keys must agree with that document alone.
+    // (as it will be once the writable roots it names are made).
     auto load = [&env](const std::string& text, const std::string& source) {
-        return read_policy_text(text, source, env).input;
+        const auto missing = missing_writable_roots(input_from_json_text(text, source), env);
+        return read_policy_text(text, source, with_directories(env, missing)).input;
     };
     if (file) input.merge(load(read_policy_file(*file, file_source), file_source));
     if (args.policy_json) input.merge(load(*args.policy_json, "--policy-json"));
@@ -60,7 +64,24 @@ CanonicalPolicy resolve_policy_args(const PolicyArgs& args, const std::string& w
         input.mode = Mode::ReadOnly;
         input.mode_source = "default";
     }
-    return resolve(input, env);
+    // A writable root named but not made yet (~/.cache/pip on a fresh CI
+    // runner): made by sbx run, the last component only, where this user may.
+    std::vector<std::string> missing;
+    if (input.mode == Mode::WorkspaceWrite || input.entries) missing = missing_writable_roots(input, env);
+    for (const auto& dir : missing) {
+        const std::string parent = dir.substr(0, std::max<std::size_t>(dir.rfind('/'), 1));
+        if (::access(parent.c_str(), W_OK) != 0)
+            throw Error(fmt::format("writable root {}: no such directory, and this user cannot make it in {}: {}; "
+                                    "make it first",
+                                    dir, parent, std::strerror(errno)));
+    }
+    return {resolve(input, with_directories(env, missing)), missing};
+}
+
+void make_missing_roots(const std::vector<std::string>& roots) {
+    for (const auto& dir : roots)
+        if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+            throw Error(fmt::format("writable root {}: cannot make it: {}", dir, std::strerror(errno)));
 }
 
 std::string find_linux_helper() {
@@ -90,7 +111,8 @@ std::string find_linux_helper() {
 }
 
 int policy_command(const PolicyCommandArgs& args) {
-    CanonicalPolicy p = resolve_policy_args(args.policy, system_environment().cwd);
+    const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, system_environment().cwd);
+    const CanonicalPolicy& p = resolved.policy;
     if (args.json) {
         fmt::print("{}\n", to_json_text(p));
     } else if (args.seatbelt) {
@@ -99,13 +121,15 @@ int policy_command(const PolicyCommandArgs& args) {
         fmt::print("{}", seatbelt_profile(p));
     } else {
         fmt::print("{}", to_text(p));
+        for (const auto& dir : resolved.missing_roots)
+            fmt::print("note: {} does not exist yet; sbx run makes it\n", dir);
     }
     return 0;
 }
 
 int check_command(const CheckArgs& args) {
     Environment env = system_environment();
-    CanonicalPolicy p = resolve_policy_args(args.policy, env.cwd);
+    const CanonicalPolicy p = resolve_policy_args(args.policy, env.cwd).policy;
     bool all = true;
     nlohmann::json answers = nlohmann::json::array();
     for (const auto& q : args.queries) {

@@ -67,8 +67,16 @@ struct DoctorArgs {
 };
 
 // Merge defaults, the policy file and the flags, then resolve in the real
-// environment (cwd = workspace_cwd).  Throws Error.
-CanonicalPolicy resolve_policy_args(const PolicyArgs&, const std::string& workspace_cwd);
+// environment (cwd = workspace_cwd), as it will be once the missing writable
+// roots are made.  Throws Error, also when this user could not make one.
+struct ResolvedPolicyArgs {
+    CanonicalPolicy policy;
+    std::vector<std::string> missing_roots;  // writable roots sbx run makes before the command starts
+};
+ResolvedPolicyArgs resolve_policy_args(const PolicyArgs&, const std::string& workspace_cwd);
+
+// Makes the missing writable roots (mode 0777 less the umask).  Throws Error.
+void make_missing_roots(const std::vector<std::string>& roots);
 
 // Where sbx finds the helper: $SBX_LINUX_SANDBOX_EXE, then libexecdir, then
 // beside its own executable; never the workspace or PATH.  Throws Error when

@@ -180,9 +180,10 @@ private:
     mutable std::string helper_;
 };
 
-int dry_run(const Runner& runner, const RunArgs& args) {
+int dry_run(const Runner& runner, const RunArgs& args, const std::vector<std::string>& missing_roots) {
     const ExecPlan p = runner.make_plan(true, args.target_os);
-    const nlohmann::json out{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
+    nlohmann::json out{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
+    if (!missing_roots.empty()) out["makes"] = missing_roots;  // the writable roots a run would make first
     write_out(STDOUT_FILENO, out.dump(2) + "\n");
     return 0;
 }
@@ -198,13 +199,15 @@ int report(const RunArgs& args, const RunReport& r) {
 }  // namespace
 
 int run_command(const RunArgs& args) {
-    Runner runner(args, resolve_policy_args(args.policy, args.command.cwd));
+    const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
+    Runner runner(args, resolved.policy);
     // Bad approval options (an unknown mode, a malformed rules file) are
     // refused before anything runs, --dry-run included.
     const auto& ap = args.approval;
     const approval::ApprovalSettings settings = approval::settings_from_args(
         ap.ask_for_approval, ap.reject, ap.approver, ap.session, ap.rules_files, ap.escalate, ap.justification);
-    if (args.dry_run) return dry_run(runner, args);
+    if (args.dry_run) return dry_run(runner, args, resolved.missing_roots);
+    make_missing_roots(resolved.missing_roots);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy()};
 
     // The approval flow strings the attempts together: sandboxed first (or

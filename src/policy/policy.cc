@@ -43,6 +43,23 @@ constexpr std::array<std::pair<std::string_view, Network>, 3> kNetworkNames{{
 
 bool is_absolute(const std::string& p) { return !p.empty() && p.front() == '/'; }
 
+// The input with every path of a policy file's that starts with ~ expanded.
+PolicyInput with_home_expanded(PolicyInput in, const Environment& env) {
+    if (in.workspace) in.workspace->path = expand_home(in.workspace->path, env, in.workspace->source);
+    for (auto& root : in.writable_roots) root.path = expand_home(root.path, env, root.source);
+    auto expand_entries = [&env](std::vector<FsEntry>& entries) {
+        for (auto& e : entries)
+            if ((e.target.kind == FsTarget::Kind::Path || e.target.kind == FsTarget::Kind::Glob) &&
+                e.target.value.starts_with('~')) {
+                const std::string expanded = expand_home(e.target.value, env, e.source);
+                e.target.value = e.target.kind == FsTarget::Kind::Path ? join_path("/", expanded) : expanded;
+            }
+    };
+    if (in.entries) expand_entries(*in.entries);
+    expand_entries(in.extra_entries);
+    return in;
+}
+
 void validate_name(const std::string& name, const std::string& source) {
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
         name.find('\0') != std::string::npos) {
@@ -559,8 +576,9 @@ FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
     return {best->access, best};
 }
 
-CanonicalPolicy resolve(const PolicyInput& in, const Environment& env) {
+CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
+    const PolicyInput in = with_home_expanded(given, env);
 
     CanonicalPolicy p;
     const bool listed = in.entries.has_value();
@@ -824,12 +842,76 @@ std::string to_text(const CanonicalPolicy& p) {
     return out;
 }
 
+std::vector<std::string> missing_writable_roots(const PolicyInput& in, const Environment& env) {
+    std::vector<std::string> out;
+    for (const auto& root : in.writable_roots) {
+        const std::string path = join_path(env.cwd, expand_home(root.path, env, root.source));
+        if (path == "/" || env.lexists(path)) continue;
+        const std::size_t slash = path.rfind('/');
+        const auto parent = env.realpath(slash == 0 ? "/" : path.substr(0, slash));
+        if (!parent || !env.is_directory(*parent)) continue;
+        std::string made = join_path(*parent, path.substr(slash + 1));
+        if (std::find(out.begin(), out.end(), made) == out.end()) out.push_back(std::move(made));
+    }
+    return out;
+}
+
+Environment with_directories(Environment env, std::vector<std::string> dirs) {
+    if (dirs.empty()) return env;
+    const auto shared = std::make_shared<const std::vector<std::string>>(std::move(dirs));
+    auto made = [shared](const std::string& p) {
+        return std::find(shared->begin(), shared->end(), p) != shared->end();
+    };
+    // A path inside a made directory: that directory and the rest of the path.
+    auto under = [shared](const std::string& p) -> bool {
+        for (const auto& d : *shared)
+            if (p.starts_with(d + "/")) return true;
+        return false;
+    };
+    auto realpath = env.realpath;
+    // A made directory reached through a symlinked parent resolves to it.
+    env.realpath = [realpath, made, under](const std::string& p) -> std::optional<std::string> {
+        if (made(p)) return p;
+        if (under(p)) return std::nullopt;  // empty: nothing below exists
+        if (auto real = realpath(p)) return real;
+        const std::size_t slash = p.rfind('/');
+        if (slash == std::string::npos) return std::nullopt;
+        const auto parent = realpath(slash == 0 ? "/" : p.substr(0, slash));
+        if (!parent) return std::nullopt;
+        std::string joined = join_path(*parent, p.substr(slash + 1));
+        return made(joined) ? std::optional(std::move(joined)) : std::nullopt;
+    };
+    auto is_directory = env.is_directory;
+    env.is_directory = [is_directory, made](const std::string& p) { return made(p) || is_directory(p); };
+    auto lexists = env.lexists;
+    env.lexists = [lexists, made, under](const std::string& p) { return made(p) || (!under(p) && lexists(p)); };
+    auto list_directory = env.list_directory;
+    env.list_directory = [list_directory, made](const std::string& p) {
+        return made(p) ? std::vector<std::string>{} : list_directory(p);
+    };
+    return env;
+}
+
+bool is_home_relative(const std::string& path) { return path == "~" || path.starts_with("~/"); }
+
+std::string expand_home(const std::string& path, const Environment& env, const std::string& source) {
+    if (!path.starts_with('~')) return path;
+    if (!is_home_relative(path))
+        throw Error(fmt::format("{}: '{}': only ~ and ~/ are expanded (the home of another user is not)", source,
+                                path));
+    if (!env.home)
+        throw Error(fmt::format("{}: '{}': ~ needs $HOME set to an absolute path; write the path in full", source,
+                                path));
+    return path == "~" ? *env.home : join_path(*env.home, path.substr(2));
+}
+
 Environment system_environment() {
     Environment env;
     std::array<char, PATH_MAX> buf{};
     if (!::getcwd(buf.data(), buf.size())) throw Error(fmt::format("cwd: cannot read the current directory: {}", std::strerror(errno)));
     env.cwd = buf.data();
     if (const char* t = std::getenv("TMPDIR"); t && *t) env.tmpdir = t;
+    if (const char* h = std::getenv("HOME"); h && h[0] == '/') env.home = join_path("/", h);
     env.realpath = [](const std::string& p) -> std::optional<std::string> {
         std::array<char, PATH_MAX> out{};
         if (!::realpath(p.c_str(), out.data())) return std::nullopt;

@@ -146,11 +146,18 @@ struct Environment {
     // it cannot be read.
     std::function<std::vector<std::string>(const std::string&)> list_directory;
     unsigned euid = 0;  // for /tmp/codex-daemon-<euid>
+    std::optional<std::string> home;  // $HOME, if set and absolute: what ~ in a policy file means
 };
 
 // The directory a `.git` file names on its first "gitdir:" line, trimmed
 // (as written: relative to the file's directory, or absolute); "" when none.
 std::string gitdir_of_text(std::string_view git_file_text);
+
+// A path of a policy file: "~" and "~/..." are taken from env.home (as the
+// shell does on the command line), anything else is returned as it is.
+// Throws Error naming source for "~" without $HOME and for "~user".
+std::string expand_home(const std::string& path, const Environment& env, const std::string& source);
+bool is_home_relative(const std::string& path);  // "~" or "~/..."
 
 // rel against base, joined and normalised lexically ("a/./b/../c" -> "a/c",
 // "/.." -> "/", no empty components, no trailing '/'); no filesystem access.
@@ -227,6 +234,15 @@ struct FsDecision {
     const ResolvedEntry* entry = nullptr;
 };
 FsDecision decide_path(const CanonicalPolicy&, const std::string& path);
+
+// The writable roots of `in` that do not exist yet but whose parent
+// directory does (absolute, ~ expanded, the parent's symlinks resolved), in
+// order, each once: `sbx run` makes them (the last component only).
+std::vector<std::string> missing_writable_roots(const PolicyInput&, const Environment&);
+
+// env as it will be once each of `dirs` (absolute, parents resolved) is
+// made as an empty directory: for resolving the policy before they are.
+Environment with_directories(Environment env, std::vector<std::string> dirs);
 
 // Defaults, validation and the exact sets.  Throws Error naming the source
 // of the bad value.

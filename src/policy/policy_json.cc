@@ -149,7 +149,7 @@ void codex_read_access(const Reader& r, const std::string& key, PolicyInput& in)
     in.read_base_source = ar.source();
     in.extra_entries.push_back({{FsTarget::Kind::ProjectRoots, ""}, FsAccess::Read, ar.source() + " (the working directory)"});
     for (const auto& root : ar.strings("readable_roots").value_or(std::vector<std::string>{})) {
-        if (root.empty() || root.front() != '/')
+        if (root.empty() || (root.front() != '/' && !is_home_relative(root)))
             ar.fail("readable_roots", fmt::format("'{}' is not an absolute path", root));
         in.extra_entries.push_back({{FsTarget::Kind::Path, root}, FsAccess::Read, ar.source() + ": readable_roots"});
     }
@@ -254,8 +254,11 @@ std::vector<FsEntry> entries_from_json(const Reader& r) {
             const bool glob = e.contains("glob");
             const std::string key = glob ? "glob" : "path";
             const std::string value = *er.string(key);
-            if (value.empty() || value.front() != '/') er.fail(key, fmt::format("'{}' is not an absolute path", value));
-            entry.target = {glob ? FsTarget::Kind::Glob : FsTarget::Kind::Path, glob ? value : join_path("/", value)};
+            const bool home = is_home_relative(value);  // expanded by resolve()
+            if (value.empty() || (value.front() != '/' && !home))
+                er.fail(key, fmt::format("'{}' is not an absolute path", value));
+            entry.target = {glob ? FsTarget::Kind::Glob : FsTarget::Kind::Path,
+                            glob || home ? value : join_path("/", value)};
         }
         out.push_back(std::move(entry));
     }
@@ -369,12 +372,13 @@ PolicyInput input_from_json(const json& doc, const std::string& source) {
         if (!in.network) r.fail("network", fmt::format("'{}' is not one of: restricted, limited, full", *n));
     }
     if (auto ws = r.string("workspace")) {
-        if (ws->empty() || ws->front() != '/') r.fail("workspace", fmt::format("'{}' is not an absolute path", *ws));
+        if (ws->empty() || (ws->front() != '/' && !is_home_relative(*ws)))
+            r.fail("workspace", fmt::format("'{}' is not an absolute path", *ws));
         in.workspace = PolicyInput::SourcedPath{*ws, source + ": key 'workspace'"};
     }
     if (auto roots = r.strings("writable_roots")) {
         for (const auto& root : *roots) {
-            if (root.empty() || root.front() != '/')
+            if (root.empty() || (root.front() != '/' && !is_home_relative(root)))
                 r.fail("writable_roots", fmt::format("'{}' is not an absolute path", root));
             in.writable_roots.push_back({root, source + ": key 'writable_roots'"});
         }

@@ -53,8 +53,8 @@ refuses "malformed JSON" "--policy-json: invalid JSON" "$SBX" policy --policy-js
 refuses "danger-full-access with a restricted network points to external-sandbox" "external-sandbox" \
     "$SBX" policy -p danger-full-access -n restricted
 refuses "missing policy file" "--policy-file $ws/none.json: cannot read" "$SBX" policy --policy-file "$ws/none.json"
-refuses "relative writable root that does not exist" "--writable-root: no-such-dir: no such directory" \
-    "$SBX" policy -p workspace-write -w no-such-dir
+refuses "relative writable root whose parent does not exist" "--writable-root: no-such-dir/sub: no such directory" \
+    "$SBX" policy -p workspace-write -w no-such-dir/sub
 refuses "unknown flag" "--frobnicate" "$SBX" policy --frobnicate
 refuses "contradictory output formats" "--json and --events" "$SBX" run --json --events -- true
 refuses "bad timeout" "--timeout: 'soon'" "$SBX" run -t soon -- true
@@ -179,6 +179,40 @@ for flag in --policy --network --writable-root --workspace --exclude-slash-tmp -
     grep -q -- "$flag" "$src/README.md" || { _tap_result fail "README mentions $flag"; continue; }
     _tap_result ok "$flag is in run --help, sbx.1 and the README"
 done
+
+# A writable root that does not exist yet is made (its last component, where
+# this user may), as on a fresh CI runner without ~/.cache/pip; --dry-run
+# says so and makes nothing; ~ in a policy file is $HOME.
+roots=$(scratch)
+is "--dry-run names the writable root it would make" '["'"$roots"'/pip"]' \
+    "$("$SBX" run --dry-run -p workspace-write -w "$roots/pip" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["makes"]))')"
+ok "... and makes nothing" test ! -e "$roots/pip"
+is "sbx policy says sbx run makes it" "note: $roots/pip does not exist yet; sbx run makes it" \
+    "$("$SBX" policy -p workspace-write -w "$roots/pip" | tail -n 1)"
+ok "... and makes nothing" test ! -e "$roots/pip"
+"$SBX" run -p workspace-write -w "$roots/pip" -- sh -c "echo cached > '$roots/pip/f'"
+is "sbx run makes the missing writable root, and the command writes in it" "cached" "$(cat "$roots/pip/f" 2>&1)"
+is "a root whose parent is missing is refused (125), nothing made" "125 sbx: --writable-root: $roots/a/b: no such directory" \
+    "$(err=$("$SBX" run -p workspace-write -w "$roots/a/b" -- true 2>&1); echo "$? $err")"
+ok "... nothing made" test ! -e "$roots/a"
+printf '{"mode":"workspace-write","writable_roots":["~/.cache/sbx-test"]}' > "$roots/p.json"
+mkdir "$roots/home"
+HOME=$roots/home "$SBX" run --policy-file "$roots/p.json" -- sh -c 'echo home > ~/.cache/sbx-test/f' 2>/dev/null
+is "~ in a policy file is \$HOME (its parent missing: refused)" "<none>" "$(cat "$roots/home/.cache/sbx-test/f" 2>/dev/null || echo '<none>')"
+mkdir "$roots/home/.cache"
+HOME=$roots/home "$SBX" run --policy-file "$roots/p.json" -- sh -c 'echo home > ~/.cache/sbx-test/f'
+is "~ in a policy file is \$HOME, and the missing root is made there" "home" "$(cat "$roots/home/.cache/sbx-test/f" 2>&1)"
+is "~ without \$HOME is refused with the fix" \
+    "sbx: --policy-file $roots/p.json: key 'writable_roots': '~/.cache/sbx-test': ~ needs \$HOME set to an absolute path; write the path in full" \
+    "$(env -u HOME "$SBX" run --policy-file "$roots/p.json" -- true 2>&1)"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    chmod 755 "$roots"
+    is "a root this user may not make is refused before anything runs" \
+        "125 sbx: writable root $roots/nobody: no such directory, and this user cannot make it in $roots: Permission denied; make it first" \
+        "$(err=$(cd / && setpriv --reuid 65534 --regid 65534 --clear-groups "$SBX" run -p workspace-write -w "$roots/nobody" -- true 2>&1); echo "$? $err")"
+else
+    skip "a root this user may not make is refused" "not root"
+fi
 
 # The README's install line and CI's package list agree.
 readme_pkgs=$(grep -o 'apt-get install -y [^&]*' "$src/README.md" | head -n 1 | sed 's/apt-get install -y //' | tr ' ' '\n' | grep -v '^$' | sort | xargs)

@@ -409,3 +409,48 @@ TEST_CASE("sbx check answers from the canonical policy") {
                       "--connect: 'example.org' is not HOST:PORT");
     CHECK_THROWS_AS(check_access(full, Access::Connect, "h:99999", env), Error);
 }
+
+TEST_CASE("~ in a policy file is $HOME, as on the command line") {
+    test::FakeFs fs;
+    fs.dir("/home/u").dir("/home/u/.cache").dir("/home/u/.cache/pip").dir("/work").dir("/tmp").dir("/dev/shm");
+    Environment env = fs.env("/work");
+    env.home = "/home/u";
+    CHECK(expand_home("~", env, "s") == "/home/u");
+    CHECK(expand_home("~/a/../b", env, "s") == "/home/u/b");
+    CHECK(expand_home("/abs/~", env, "s") == "/abs/~");
+    CHECK_THROWS_WITH(expand_home("~root/x", env, "p.json"),
+                      "p.json: '~root/x': only ~ and ~/ are expanded (the home of another user is not)");
+    const CanonicalPolicy p = parse_policy_text(R"({"entries":[{"path":"~/.cache/pip","access":"write"}]})",
+                                                "p.json", env);
+    CHECK(p.entries.front().target.value == "/home/u/.cache/pip");
+    const CanonicalPolicy q = parse_policy_text(R"({"mode":"workspace-write","writable_roots":["~/.cache/pip"]})",
+                                                "p.json", env);
+    CHECK(std::any_of(q.writable.begin(), q.writable.end(),
+                      [](const WritableRoot& r) { return r.path == "/home/u/.cache/pip"; }));
+    env.home.reset();
+    CHECK_THROWS_WITH(parse_policy_text(R"({"mode":"workspace-write","writable_roots":["~/.cache"]})", "p.json", env),
+                      "p.json: key 'writable_roots': '~/.cache': ~ needs $HOME set to an absolute path; write the "
+                      "path in full");
+}
+
+TEST_CASE("missing writable roots: the last component, where the parent exists; resolved as if made") {
+    test::FakeFs fs;
+    fs.dir("/home/u").dir("/work").dir("/tmp").dir("/dev/shm").file("/dev/null").link("/h", "/home/u");
+    Environment env = fs.env("/work");
+    env.home = "/home/u";
+    PolicyInput in{};
+    in.mode = Mode::WorkspaceWrite;
+    in.writable_roots = {{"~/.cache", "p.json"}, {"/h/.cache", "-w"}, {"/home/u/a/b", "-w"}, {"/work", "-w"},
+                         {"rel", "-w"}};
+    // Symlinked parents resolved, each once; /home/u/a/b has no parent; /work exists.
+    CHECK(missing_writable_roots(in, env) == std::vector<std::string>{"/home/u/.cache", "/work/rel"});
+    CHECK_THROWS_WITH(resolve(in, env), "p.json: /home/u/.cache: no such directory");
+    in.writable_roots.erase(in.writable_roots.begin() + 2);
+    const Environment later = with_directories(env, missing_writable_roots(in, env));
+    CHECK(later.is_directory("/home/u/.cache"));
+    CHECK(!later.lexists("/home/u/.cache/x"));
+    CHECK(later.list_directory("/home/u/.cache").empty());
+    const CanonicalPolicy p = resolve(in, later);
+    CHECK(decide_path(p, "/home/u/.cache/pip/x").access == FsAccess::Write);
+    CHECK(decide_path(p, "/work/rel/x").access == FsAccess::Write);
+}
