@@ -191,13 +191,15 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     set_nonblocking(in_parent.get());
     set_nonblocking(out_parent.get());
 
+    // A zero timeout (--approver-timeout 0) waits as long as it takes.
+    const bool limited = timeout_.count() > 0;
     const auto deadline = Clock::now() + timeout_;
     std::size_t sent = 0;
     std::string answer;
     bool overflow = false;
     bool eof = false;
     while (!eof) {
-        const int wait = remaining_ms(deadline);
+        const int wait = limited ? remaining_ms(deadline) : -1;
         if (wait == 0) {
             child.kill_group();
             return denied(fmt::format("no answer within {} ms; killed", timeout_.count()));
@@ -235,7 +237,8 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     }
     // Its stdout is closed; now it must exit, within the same deadline.
     std::optional<int> status;
-    while (!(status = child.try_reap())) {
+    if (!limited) status = child.reap_blocking();
+    while (!status && !(status = child.try_reap())) {
         if (remaining_ms(deadline) == 0) {
             child.kill_group();
             return denied(fmt::format("did not exit within {} ms; killed", timeout_.count()));

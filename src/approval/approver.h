@@ -41,7 +41,8 @@ public:
 // Runs PROGRAM (no shell; argv = {PROGRAM}, found on PATH like execvp) with
 // the request on stdin; reads a decision word or {"decision": "..."} from
 // stdout.  Anything else, a non-zero exit, a signal, or `timeout` without an
-// answer counts as denied; on timeout its process group is killed.  A
+// answer counts as denied; on timeout its process group is killed (a zero
+// timeout: no limit, the program may take as long as it needs).  A
 // program execvp would not find is refused when the approver is made
 // (Error "--approver: ..."), before anything runs.
 class ProgramApprover final : public Approver {

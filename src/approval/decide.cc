@@ -12,9 +12,10 @@ using Type = ApprovalRequirement::Type;
 std::string rule_name(const RuleMatch& m) { return fmt::format("rule {} in {}", m.index, m.source); }
 
 // Steps 3 and 4 for a prompt that arose: refused by --reject, approved by an
-// allow rule or the cache, else asked.
+// allow rule, an earlier approval (a retry only) or the cache, else asked.
 ApprovalRequirement settle(ApprovalRequirement req, bool rejected, const std::string& reject_word,
-                           const std::optional<RuleMatch>& rule, bool cached) {
+                           const std::optional<RuleMatch>& rule, bool cached,
+                           bool already_approved = false) {
     if (rejected) {
         req.type = Type::Forbidden;
         req.answered_by = "reject";
@@ -24,6 +25,11 @@ ApprovalRequirement settle(ApprovalRequirement req, bool rejected, const std::st
         req.type = Type::Skip;
         req.answered_by = "rule";
         req.decision = ReviewDecision::Approved;
+    } else if (already_approved) {
+        req.type = Type::Skip;
+        req.answered_by = "already-approved";
+        req.decision = ReviewDecision::Approved;
+        req.note = "approved before the first attempt; not asked again";
     } else if (cached) {
         req.type = Type::Skip;
         req.answered_by = "cache";
@@ -56,9 +62,7 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
     const bool escalation_asked = settings.escalate && settings.mode == AskForApproval::OnRequest;
     const bool wants_escalation = escalation_asked && liftable;
     if (escalation_asked && !liftable)
-        req.note = fmt::format("--escalate has no effect: the {} policy has no sandbox that sbx "
-                               "applies",
-                               to_string(request.policy.mode));
+        req.note = fmt::format("--escalate has no effect: {}", nothing_to_lift(request.policy));
     req.sandboxed = !wants_escalation;
 
     const bool prompt_rule = rule && rule->decision == RuleDecision::Prompt;
@@ -82,13 +86,14 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
         }
         req.kind = wants_escalation ? ApprovalKind::Escalation : ApprovalKind::Rules;
         req.reason = wants_escalation
-                         ? fmt::format("{}; the command asks to run without the sandbox{}", why,
+                         ? fmt::format("{}; the command asks to run without {}{}", why,
+                                       lifted_restriction(request.policy),
                                        settings.justification ? ": " + *settings.justification : "")
                          : why;
     } else if (wants_escalation) {
         req.kind = ApprovalKind::Escalation;
-        req.reason = settings.justification.value_or(
-            "the command asks to run without the sandbox (--escalate)");
+        req.reason = settings.justification.value_or(fmt::format(
+            "the command asks to run without {} (--escalate)", lifted_restriction(request.policy)));
     } else if (settings.mode == AskForApproval::Untrusted &&
                !is_known_safe_command(request.command)) {
         req.kind = ApprovalKind::Untrusted;
@@ -103,16 +108,17 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
 }
 
 RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSettings& settings,
-                           bool ran_sandboxed, bool sandbox_denied, CacheSnapshot cache) {
+                           bool ran_sandboxed, bool sandbox_denied, CacheSnapshot cache,
+                           bool already_approved) {
     RetryDecision d;
     if (!sandbox_denied) return d;  // nothing the sandbox caused: nothing to retry
+    const auto lifted = lifted_restriction(request.policy);
     if (!policy_has_liftable_sandbox(request.policy)) {
-        d.why_not = fmt::format("the {} policy has no sandbox that sbx could lift",
-                                to_string(request.policy.mode));
+        d.why_not = nothing_to_lift(request.policy);
         return d;
     }
     if (!ran_sandboxed) {
-        d.why_not = "the command already ran without the sandbox";
+        d.why_not = fmt::format("the command already ran without {}", lifted);
         return d;
     }
     switch (settings.mode) {
@@ -130,10 +136,16 @@ RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSetting
     ApprovalRequirement req;
     req.kind = ApprovalKind::Sandbox;
     req.sandboxed = false;
-    req.reason = "the command failed and the sandbox likely caused it; retry without the sandbox";
+    req.reason = request.policy.sandboxed_filesystem()
+                     ? std::string("the command failed and the sandbox likely caused it; retry without "
+                                   "the sandbox")
+                     : fmt::format("the command failed and {} likely caused it; retry without it (with "
+                                   "the full network; the outer sandbox stays)",
+                                   lifted);
     const auto rule = settings.rules.match(request.command);
     req.rule = rule;
-    d.requirement = settle(req, settings.reject.sandbox, "sandbox", rule, cache.unsandboxed);
+    d.requirement = settle(req, settings.reject.sandbox, "sandbox", rule, cache.unsandboxed,
+                           already_approved);
     return d;
 }
 

@@ -13,10 +13,16 @@
 //   4. otherwise an `allow` rule approves it, then a cached
 //      approved_for_session approves it, else someone is asked.
 // After a failed sandboxed attempt that the sandbox likely caused:
-//   on-failure and untrusted may retry without the sandbox (same steps 3-4
-//   with the kind `sandbox`); never and on-request report the denial.
-//   danger-full-access and external-sandbox have no sandbox that sbx could
-//   lift: no escalation and no retry, whatever the mode.
+//   on-failure and untrusted may retry without the sandbox (steps 3-4 with
+//   the kind `sandbox`; in step 4, after an allow rule and before the cache,
+//   a command whose prompt before the first attempt was approved is not
+//   asked again, as in Codex's orchestrator, where an "already approved"
+//   command bypasses the second question); never and on-request report the
+//   denial.
+//   danger-full-access and external-sandbox with -n full leave sbx nothing
+//   to lift: no escalation and no retry, whatever the mode.  Under
+//   external-sandbox with a restricted network, what is lifted is sbx's
+//   network restriction (types.h, lifted_policy).
 #pragma once
 
 #include <optional>
@@ -42,8 +48,10 @@ struct ApprovalRequirement {
     std::string reason;
     // How the attempt runs once it goes ahead.
     bool sandboxed = true;
-    // Settled without asking: by "rule", "cache", "reject" or "mode", with
-    // this decision (approved, approved_for_session or denied).
+    // Settled without asking: by "rule", "cache", "reject", "mode" or
+    // "already-approved" (a retry of a command approved before its first
+    // attempt), with this decision (approved, approved_for_session or
+    // denied).
     std::string answered_by;
     std::optional<ReviewDecision> decision;
     std::optional<RuleMatch> rule;
@@ -61,8 +69,9 @@ struct RetryDecision {
 
 // ran_sandboxed: the first attempt ran under the sandbox (it was not an
 // approved escalation); sandbox_denied: it failed and the sandbox likely
-// caused it.
+// caused it; already_approved: a prompt before the first attempt was
+// approved (by anyone: an approver, the terminal, a rule or the cache).
 RetryDecision decide_retry(const ApprovalRequest&, const ApprovalSettings&, bool ran_sandboxed,
-                           bool sandbox_denied, CacheSnapshot);
+                           bool sandbox_denied, CacheSnapshot, bool already_approved = false);
 
 }  // namespace sbx::approval

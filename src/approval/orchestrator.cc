@@ -107,6 +107,7 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     const ApprovalRequirement first = decide_first_attempt(request, settings, snapshot(c));
     if (!first.note.empty() && !first.kind) c.out.approval["note"] = first.note;
     bool sandboxed = first.sandboxed;
+    bool already_approved = false;  // the prompt before the first attempt was approved
     if (first.kind) {
         json entry = entry_for(first, "before");
         const ReviewDecision d = answer(c, first, entry);
@@ -114,9 +115,11 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
         if (!approved(d)) {
             c.out.refused_exit = 125;
             c.out.refusal_message = refusal(first, entry, d, settings);
+            c.out.approval["refusal"] = c.out.refusal_message;
             c.out.result.exit_code = 125;
             return std::move(c.out);
         }
+        already_approved = true;
     }
 
     // The first attempt.
@@ -134,7 +137,7 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
         c.out.warnings.push_back(fmt::format("session approvals not consulted: {}", e.what()));
     }
     const RetryDecision retry =
-        decide_retry(request, settings, sandboxed, outcome.sandbox_denied, cache);
+        decide_retry(request, settings, sandboxed, outcome.sandbox_denied, cache, already_approved);
     if (!retry.considered) {
         if (!retry.why_not.empty()) c.out.approval["retry"] = retry.why_not;
         return std::move(c.out);
@@ -145,6 +148,7 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     c.out.approval["requests"].push_back(entry);
     if (!approved(d)) {  // a refused retry keeps the first result
         c.out.retry_refusal = refusal(retry.requirement, entry, d, settings);
+        c.out.approval["retry"] = c.out.retry_refusal;
         return std::move(c.out);
     }
 

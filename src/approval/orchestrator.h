@@ -34,8 +34,10 @@ struct Orchestrated {
     // The JSON result's "approval":
     //   {"mode": "...", "requests": [{"stage": "before"|"retry", "kind": ...,
     //     "reason": ..., "answered_by": "approver"|"tty"|"default-deny"|"cache"|
-    //     "rule"|"reject"|"mode", "decision": ..., ["approver": PROGRAM],
-    //     ["rule": {...}], ["note": ...]}...], ["retry": why a denial was not retried],
+    //     "rule"|"reject"|"mode"|"already-approved", "decision": ...,
+    //     ["approver": PROGRAM], ["rule": {...}], ["note": ...]}...],
+    //   ["retry": why a denial was not retried (also a refused retry's line)],
+    //   ["refusal": the refusal line, when refused before anything ran],
     //   ["note": ...]}
     nlohmann::json approval;
     // Set (125) when the command was refused before anything ran; then

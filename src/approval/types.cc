@@ -104,6 +104,26 @@ ApprovalSettings settings_from_args(std::string_view ask_for_approval,
     return s;
 }
 
-bool policy_has_liftable_sandbox(const CanonicalPolicy& p) { return p.sandboxed_filesystem(); }
+bool policy_has_liftable_sandbox(const CanonicalPolicy& p) {
+    return p.sandboxed_filesystem() || (p.mode == Mode::ExternalSandbox && p.network != Network::Full);
+}
+
+CanonicalPolicy lifted_policy(const CanonicalPolicy& p) {
+    CanonicalPolicy out = p;
+    if (p.sandboxed_filesystem()) out.mode = Mode::DangerFullAccess;
+    out.network = Network::Full;
+    return out;
+}
+
+std::string_view lifted_restriction(const CanonicalPolicy& p) {
+    return p.mode == Mode::ExternalSandbox ? "sbx's network restriction" : "the sandbox";
+}
+
+std::string nothing_to_lift(const CanonicalPolicy& p) {
+    if (p.mode == Mode::ExternalSandbox)
+        return "the external-sandbox policy with -n full has no restriction that sbx could lift (the "
+               "filesystem sandbox is the outer one's)";
+    return fmt::format("the {} policy has no sandbox that sbx could lift", to_string(p.mode));
+}
 
 }  // namespace sbx::approval

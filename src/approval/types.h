@@ -50,6 +50,9 @@ struct RejectConfig {
 // {"sandbox", "rules"}.  Throws Error on an unknown word.
 RejectConfig parse_reject(const std::vector<std::string>&);
 
+// An approver program's time to answer when --approver-timeout is not given.
+inline constexpr std::chrono::milliseconds kDefaultApproverTimeout{30000};
+
 // Everything section 7's flags say, validated.
 struct ApprovalSettings {
     AskForApproval mode = AskForApproval::Never;
@@ -59,8 +62,9 @@ struct ApprovalSettings {
     RuleSet rules;                           // from every --rules FILE
     bool escalate = false;                   // --escalate
     std::optional<std::string> justification;
-    // How long an approver program may stay silent (tests shorten it).
-    std::chrono::milliseconds approver_timeout{30000};
+    // How long an approver program may take to answer and exit
+    // (--approver-timeout); zero: no limit.
+    std::chrono::milliseconds approver_timeout{kDefaultApproverTimeout};
 };
 
 // From cli::ApprovalArgs' plain fields.  Reads the rules files; throws Error
@@ -80,10 +84,26 @@ struct ApprovalRequest {
     CanonicalPolicy policy;
 };
 
-// True when the policy has a sandbox that sbx applies and could lift
-// (read-only, workspace-write).  danger-full-access runs without one and
-// external-sandbox is sandboxed by someone else: sbx cannot lift that one, so
-// neither mode ever escalates or retries "without the sandbox".
+// True when sbx applies a restriction that it could lift for a run "without
+// the sandbox": the filesystem sandbox of read-only and workspace-write
+// (lifted: the command runs with no sandbox at all), or the network
+// restriction of external-sandbox with -n restricted or limited (lifted: the
+// network is full; the outer sandbox is someone else's, and the --limit-*
+// limits stay).  danger-full-access, and external-sandbox with -n full, leave
+// sbx nothing to lift: no escalation and no retry.
 bool policy_has_liftable_sandbox(const CanonicalPolicy&);
+
+// The policy of a run without what sbx could lift (see above); the policy
+// itself when there is nothing to lift.
+CanonicalPolicy lifted_policy(const CanonicalPolicy&);
+
+// What such a run leaves out, for messages: "the sandbox", or for
+// external-sandbox "sbx's network restriction".
+std::string_view lifted_restriction(const CanonicalPolicy&);
+
+// Why nothing can be lifted (for a policy where policy_has_liftable_sandbox
+// is false), e.g. "the danger-full-access policy has no sandbox that sbx
+// could lift".
+std::string nothing_to_lift(const CanonicalPolicy&);
 
 }  // namespace sbx::approval

@@ -154,15 +154,46 @@ TEST_CASE("settings_from_args validates every flag", "[approval]") {
                       "--rules /nonexistent/rules.json: cannot read the file");
 }
 
-TEST_CASE("liftable sandbox: only read-only and workspace-write", "[approval]") {
+TEST_CASE("liftable: the filesystem sandbox, or external-sandbox's network restriction",
+          "[approval]") {
     CHECK(policy_has_liftable_sandbox(policy_of(Mode::ReadOnly)));
     CHECK(policy_has_liftable_sandbox(policy_of(Mode::WorkspaceWrite)));
     CHECK_FALSE(policy_has_liftable_sandbox(policy_of(Mode::DangerFullAccess)));
-    CHECK_FALSE(policy_has_liftable_sandbox(policy_of(Mode::ExternalSandbox)));
+    CHECK(policy_has_liftable_sandbox(policy_of(Mode::ExternalSandbox)));  // -n restricted
+    auto limited = policy_of(Mode::ExternalSandbox);
+    limited.network = Network::Limited;
+    CHECK(policy_has_liftable_sandbox(limited));
+    auto open = policy_of(Mode::ExternalSandbox);
+    open.network = Network::Full;
+    CHECK_FALSE(policy_has_liftable_sandbox(open));
+
+    // What a run without it uses: no sandbox at all, or the full network with
+    // the outer sandbox (and the limits) kept.
+    auto ro = policy_of(Mode::ReadOnly);
+    ro.limits.processes = 64;
+    const auto lifted_ro = lifted_policy(ro);
+    CHECK(lifted_ro.mode == Mode::DangerFullAccess);
+    CHECK(lifted_ro.network == Network::Full);
+    auto ext = policy_of(Mode::ExternalSandbox);
+    ext.limits.processes = 64;
+    const auto lifted_ext = lifted_policy(ext);
+    CHECK(lifted_ext.mode == Mode::ExternalSandbox);
+    CHECK(lifted_ext.network == Network::Full);
+    CHECK(lifted_ext.limits.processes == 64u);
+    CHECK(lifted_policy(open) == open);
+
+    CHECK(lifted_restriction(ro) == "the sandbox");
+    CHECK(lifted_restriction(ext) == "sbx's network restriction");
+    CHECK(nothing_to_lift(policy_of(Mode::DangerFullAccess)) ==
+          "the danger-full-access policy has no sandbox that sbx could lift");
+    CHECK(nothing_to_lift(open) ==
+          "the external-sandbox policy with -n full has no restriction that sbx could lift (the "
+          "filesystem sandbox is the outer one's)");
 }
 
 // The matrix: mode x policy x stage (first attempt / retry) x cached.
-// Columns: read-only, workspace-write, danger-full-access, external-sandbox.
+// Columns: read-only, workspace-write, danger-full-access, external-sandbox
+// (-n restricted: sbx's network restriction is what a retry lifts).
 namespace {
 const std::array<Mode, 4> kPolicies{Mode::ReadOnly, Mode::WorkspaceWrite, Mode::DangerFullAccess,
                                     Mode::ExternalSandbox};
@@ -229,7 +260,7 @@ TEST_CASE("matrix: --escalate under on-request", "[approval][matrix]") {
             s.justification = "needs the network";
             const auto r = decide_first_attempt(request_of(kUnsafe, policy), s,
                                                 CacheSnapshot{false, cached});
-            if (policy == Mode::ReadOnly || policy == Mode::WorkspaceWrite) {
+            if (policy != Mode::DangerFullAccess) {
                 CHECK(summary(r) == (cached ? "cache:escalation" : "ask:escalation"));
                 CHECK_FALSE(r.sandboxed);
                 CHECK(r.reason == "needs the network");
@@ -256,12 +287,12 @@ TEST_CASE("matrix: retry after a likely sandbox denial", "[approval][matrix]") {
     const std::vector<Row> rows{
         {AskForApproval::Never, false, {"report", "report", "report", "report"}},
         {AskForApproval::Never, true, {"report", "report", "report", "report"}},
-        {AskForApproval::OnFailure, false, {"ask:sandbox", "ask:sandbox", "report", "report"}},
-        {AskForApproval::OnFailure, true, {"cache:sandbox", "cache:sandbox", "report", "report"}},
+        {AskForApproval::OnFailure, false, {"ask:sandbox", "ask:sandbox", "report", "ask:sandbox"}},
+        {AskForApproval::OnFailure, true, {"cache:sandbox", "cache:sandbox", "report", "cache:sandbox"}},
         {AskForApproval::OnRequest, false, {"report", "report", "report", "report"}},
         {AskForApproval::OnRequest, true, {"report", "report", "report", "report"}},
-        {AskForApproval::Untrusted, false, {"ask:sandbox", "ask:sandbox", "report", "report"}},
-        {AskForApproval::Untrusted, true, {"cache:sandbox", "cache:sandbox", "report", "report"}},
+        {AskForApproval::Untrusted, false, {"ask:sandbox", "ask:sandbox", "report", "ask:sandbox"}},
+        {AskForApproval::Untrusted, true, {"cache:sandbox", "cache:sandbox", "report", "cache:sandbox"}},
     };
     check_rows(rows, [](const Row& row, Mode policy) {
         const auto d = decide_retry(request_of(kUnsafe, policy), settings_of(row.mode), true, true,
@@ -270,6 +301,56 @@ TEST_CASE("matrix: retry after a likely sandbox denial", "[approval][matrix]") {
         else CHECK_FALSE(d.why_not.empty());
         return summary(d);
     });
+}
+
+TEST_CASE("issue 17: external-sandbox offers a retry without sbx's network restriction",
+          "[approval][issue17]") {
+    const auto req = request_of(kUnsafe, Mode::ExternalSandbox);
+    const auto d = decide_retry(req, settings_of(AskForApproval::OnFailure), true, true, {});
+    REQUIRE(d.considered);
+    CHECK(summary(d) == "ask:sandbox");
+    CHECK(d.requirement.reason ==
+          "the command failed and sbx's network restriction likely caused it; retry without it (with "
+          "the full network; the outer sandbox stays)");
+    // With -n full there is nothing of sbx's to lift, and the reason says so.
+    auto open = request_of(kUnsafe, Mode::ExternalSandbox);
+    open.policy.network = Network::Full;
+    const auto none = decide_retry(open, settings_of(AskForApproval::OnFailure), true, true, {});
+    CHECK_FALSE(none.considered);
+    CHECK(none.why_not == nothing_to_lift(open.policy));
+    // --escalate asks to lift the same restriction.
+    auto s = settings_of(AskForApproval::OnRequest);
+    s.escalate = true;
+    const auto esc = decide_first_attempt(req, s, {});
+    CHECK(summary(esc) == "ask:escalation");
+    CHECK(esc.reason == "the command asks to run without sbx's network restriction (--escalate)");
+    const auto no_effect = decide_first_attempt(open, s, {});
+    CHECK(summary(no_effect) == "run");
+    CHECK(no_effect.note == "--escalate has no effect: " + nothing_to_lift(open.policy));
+}
+
+TEST_CASE("issue 17: a command approved before its first attempt is not asked again for the retry",
+          "[approval][issue17]") {
+    for (auto mode : {AskForApproval::OnFailure, AskForApproval::Untrusted}) {
+        INFO("mode " << to_string(mode));
+        const auto d = decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, true);
+        CHECK(summary(d) == "already-approved:sandbox");
+        CHECK(d.requirement.decision == ReviewDecision::Approved);
+        CHECK_FALSE(d.requirement.sandboxed);
+        CHECK(d.requirement.note == "approved before the first attempt; not asked again");
+        // Not approved before: asked as usual.
+        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, false)) ==
+              "ask:sandbox");
+    }
+    // never and on-request still report the denial.
+    for (auto mode : {AskForApproval::Never, AskForApproval::OnRequest})
+        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, true)) ==
+              "report");
+    // --reject sandbox still refuses it: the earlier approval was not one to
+    // lift the sandbox, and --reject is the user's standing answer.
+    auto s = settings_of(AskForApproval::Untrusted);
+    s.reject.sandbox = true;
+    CHECK(summary(decide_retry(request_of(kUnsafe), s, true, true, {}, true)) == "refuse:sandbox/reject");
 }
 
 TEST_CASE("matrix: no retry without a denial, after an escalation, or with a cache for the "
@@ -396,6 +477,7 @@ TEST_CASE("orchestrate: a denied or aborted retry keeps the first result", "[app
         // Who refused the retry, for the text mode's line.
         CHECK(out.retry_refusal.starts_with(answer == ReviewDecision::Abort ? "approval aborted by --approver"
                                                                             : "approval denied by --approver"));
+        CHECK(out.approval["retry"] == out.retry_refusal);
     }
 }
 
@@ -416,31 +498,42 @@ TEST_CASE("orchestrate: never and on-request report the denial without asking", 
     }
 }
 
-TEST_CASE("orchestrate: untrusted asks first, then again before lifting the sandbox",
-          "[approval][flow]") {
+TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)",
+          "[approval][flow][issue17]") {
     MemorySessionStore store;
     ScriptedApprover approver;
-    approver.answers = {ReviewDecision::ApprovedForSession, ReviewDecision::Denied};
+    approver.answers = {ReviewDecision::ApprovedForSession};  // a second question fails the test
     ScriptedAttempts attempts;
-    attempts.steps = {{1, true}};
+    attempts.steps = {{1, true}, {0, false}};
     const auto req = request_of(kUnsafe);
     const auto settings = settings_of(AskForApproval::Untrusted);
     auto out = orchestrate(req, settings, store, approver, attempts.fn());
-    REQUIRE(approver.asked.size() == 2);
+    REQUIRE(approver.asked.size() == 1);
     CHECK(approver.asked[0].kind == ApprovalKind::Untrusted);
-    CHECK(approver.asked[1].kind == ApprovalKind::Sandbox);
-    CHECK(out.result.exit_code == 1);
+    CHECK(attempts.sandboxed_calls == std::vector<bool>{true, false});
+    CHECK(out.result.exit_code == 0);
+    CHECK(out.escalated);
     CHECK(out.approval["requests"][0]["stage"] == "before");
     CHECK(out.approval["requests"][0]["decision"] == "approved_for_session");
-    CHECK(out.approval["requests"][1]["decision"] == "denied");
+    CHECK(out.approval["requests"][1]["stage"] == "retry");
+    CHECK(out.approval["requests"][1]["answered_by"] == "already-approved");
+    CHECK(out.approval["requests"][1]["decision"] == "approved");
     // The session approval covers the sandboxed run only.
     CHECK(store.contains(ApprovalKey{req.command, req.cwd, to_json(req.policy), false}));
     CHECK_FALSE(store.contains(ApprovalKey{req.command, req.cwd, to_json(req.policy), true}));
 
-    // A second identical request: the cache answers the first prompt.
+    // A second identical request: the cache answers the first prompt, and
+    // that approval, too, covers the retry.
+    attempts.steps = {{1, true}, {0, false}};
+    out = orchestrate(req, settings, store, approver, attempts.fn());
+    CHECK(approver.asked.size() == 1);
+    CHECK(out.approval["requests"][0]["answered_by"] == "cache");
+    CHECK(out.approval["requests"][1]["answered_by"] == "already-approved");
+
+    // Without a denial, a cached first prompt runs once.
     attempts.steps = {{0, false}};
     out = orchestrate(req, settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 2);
+    CHECK(approver.asked.size() == 1);
     CHECK(out.result.exit_code == 0);
     CHECK(out.approval["requests"][0]["answered_by"] == "cache");
     CHECK(out.approval["requests"][0]["decision"] == "approved_for_session");
@@ -451,11 +544,11 @@ TEST_CASE("orchestrate: untrusted asks first, then again before lifting the sand
     auto other = req;
     other.cwd = "/elsewhere";
     orchestrate(other, settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 3);
+    CHECK(approver.asked.size() == 2);
     attempts.steps = {{0, false}};
     approver.answers = {ReviewDecision::Approved};
     orchestrate(request_of(kUnsafe, Mode::ReadOnly), settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 4);
+    CHECK(approver.asked.size() == 3);
 }
 
 TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][flow]") {
@@ -471,6 +564,11 @@ TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][fl
     CHECK(out.result.exit_code == 125);
     CHECK_THAT(out.refusal_message, Catch::StartsWith("approval denied by --approver"));
     CHECK(out.refusal_message.find('\n') == std::string::npos);
+    // The result's approval says what was asked, who answered, and the line.
+    CHECK(out.approval["requests"][0]["kind"] == "untrusted");
+    CHECK(out.approval["requests"][0]["answered_by"] == "approver");
+    CHECK(out.approval["requests"][0]["decision"] == "denied");
+    CHECK(out.approval["refusal"] == out.refusal_message);
 
     approver.answers = {ReviewDecision::Abort};
     out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::Untrusted), store, approver,

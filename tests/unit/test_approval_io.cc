@@ -300,6 +300,18 @@ TEST_CASE("the approver program", "[approval][approver]") {
         const pid_t pid = std::stoi(slurp(pidfile));
         CHECK(::kill(pid, 0) != 0);  // gone (reaped)
     }
+    SECTION("a zero timeout (--approver-timeout 0) waits as long as the program takes") {
+        // Slower than short_timeout, which would have killed it.
+        spit(prog, "#!/bin/sh\ncat >/dev/null\nsleep 1\necho approved\n", true);
+        const auto a = ProgramApprover(prog, std::chrono::milliseconds(0)).ask(prompt_of());
+        CHECK(a.decision == ReviewDecision::Approved);
+        CHECK(a.note.empty());
+    }
+    SECTION("a zero timeout still reports how the program ended") {
+        spit(prog, "#!/bin/sh\necho approved\nexit 4\n", true);
+        CHECK(ProgramApprover(prog, std::chrono::milliseconds(0)).ask(prompt_of()).note ==
+              "exited with status 4");
+    }
     SECTION("a program that closes stdout but does not exit is killed too") {
         spit(prog, "#!/bin/sh\necho approved\nexec >&-\nsleep 30\n", true);
         const auto a = ProgramApprover(prog, short_timeout).ask(prompt_of());
