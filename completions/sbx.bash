@@ -9,7 +9,7 @@ _sbx() {
         --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --json --events
         --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
-        --session --rules --escalate --justification"
+        --approver-timeout --session --rules --escalate --justification"
 
     case $prev in
         -p|--policy) COMPREPLY=($(compgen -W "read-only workspace-write danger-full-access external-sandbox" -- "$cur")); return ;;

@@ -204,7 +204,7 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
 std::string current_dir() { return system_environment().cwd; }
 
 struct RunText {
-    std::string cwd, timeout, max_bytes, max_lines, stdin_mode = "inherit", target_os;
+    std::string cwd, timeout, max_bytes, max_lines, stdin_mode = "inherit", target_os, approver_timeout;
     std::vector<std::string> env, unset_env;
     bool no_cap = false, json = false, events = false;
 };
@@ -227,7 +227,7 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.option("--stdin", text.stdin_mode, "inherit (default) or null");
     add.flag("--dry-run", args.dry_run,
              "Print what would be executed as one JSON object {argv, env (the additions), cwd} and run "
-             "nothing");
+             "nothing; with --escalate also escalation.if_approved {argv, env, cwd}");
     add.option("--target-os", text.target_os, "With --dry-run: show the plan for linux or macos");
 
     Adder approval(run, wanted, "Approval options");
@@ -238,6 +238,10 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
         o->delimiter(',');
     approval.option("--approver", args.approval.approver,
                     "Program that decides approvals: one JSON request on stdin, a decision on stdout");
+    approval.option("--approver-timeout", text.approver_timeout,
+                    "How long the --approver program may take per request: 500ms, 10s, 2m, 1h; a bare number "
+                    "is seconds; 0 means no limit (default 30s; past it the program is killed and the answer "
+                    "is denied)");
     approval.option("--session", args.approval.session,
                     "Keep approved_for_session decisions in $XDG_STATE_HOME/sbx/sessions/NAME.json");
     approval.option("--rules", args.approval.rules_files, "JSON prefix-rules file (repeatable)");
@@ -254,6 +258,11 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
     }
     if (!text.max_bytes.empty()) args.caps.max_bytes = parse_count(text.max_bytes, "--max-output-bytes");
     if (!text.max_lines.empty()) args.caps.max_lines = parse_count(text.max_lines, "--max-output-lines");
+    if (!text.approver_timeout.empty()) {
+        args.approval.approver_timeout = parse_duration(text.approver_timeout, "--approver-timeout");
+        if (!args.approval.approver)
+            throw Error("--approver-timeout: only with --approver (the terminal prompt waits for its answer)");
+    }
     if (command.empty()) throw Error("run: no command given (usage: sbx run [OPTIONS] -- COMMAND [ARG...])");
     args.command.argv = std::move(command);
     std::string cwd = current_dir();

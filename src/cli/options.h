@@ -28,6 +28,7 @@ struct ApprovalArgs {
     std::string ask_for_approval = "never";    // never|on-failure|on-request|untrusted
     std::vector<std::string> reject;           // "sandbox", "rules"
     std::optional<std::string> approver;       // --approver PROGRAM
+    std::optional<std::chrono::milliseconds> approver_timeout;  // --approver-timeout (0: no limit)
     std::optional<std::string> session;        // --session NAME
     std::vector<std::string> rules_files;      // --rules FILE
     bool escalate = false;
