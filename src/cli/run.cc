@@ -60,14 +60,11 @@ public:
 
     const CanonicalPolicy& policy() const { return policy_; }
 
-    // The plan of this command under the policy (sandboxed) or without any
-    // sandbox (the danger-full-access plan of the same command).
+    // The plan of this command under the policy (sandboxed) or without what
+    // sbx could lift (approval::lifted_policy: the danger-full-access plan
+    // of the same command, or for external-sandbox the full network).
     ExecPlan make_plan(bool sandboxed, TargetOs os) const {
-        CanonicalPolicy p = policy_;
-        if (!sandboxed) {
-            p.mode = Mode::DangerFullAccess;
-            p.network = Network::Full;
-        }
+        const CanonicalPolicy p = sandboxed ? policy_ : approval::lifted_policy(policy_);
         PlatformPaths paths;
         if (p.mode != Mode::DangerFullAccess && os == TargetOs::Linux) paths.linux_helper = helper();
         return plan(p, args_.command, os, paths);
@@ -180,10 +177,27 @@ private:
     mutable std::string helper_;
 };
 
-int dry_run(const Runner& runner, const RunArgs& args, const std::vector<std::string>& missing_roots) {
-    const ExecPlan p = runner.make_plan(true, args.target_os);
-    nlohmann::json out{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
-    if (!missing_roots.empty()) out["makes"] = missing_roots;  // the writable roots a run would make first
+nlohmann::json plan_json(const ExecPlan& p) {
+    return nlohmann::json{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
+}
+
+// The plan under the policy, the writable roots a run would make first; with
+// --escalate (on-request) also what runs if the escalation is approved, under
+// "escalation" (a refused one runs nothing).
+int dry_run(const Runner& runner, const RunArgs& args, const approval::ApprovalSettings& settings,
+            const std::vector<std::string>& missing_roots) {
+    nlohmann::json out = plan_json(runner.make_plan(true, args.target_os));
+    if (!missing_roots.empty()) out["makes"] = missing_roots;
+    if (settings.escalate) {
+        if (approval::policy_has_liftable_sandbox(runner.policy()))
+            out["escalation"] = nlohmann::json{
+                {"if_approved", plan_json(runner.make_plan(false, args.target_os))},
+                {"if_refused", "nothing runs (exit 125)"}};
+        else
+            out["escalation"] = nlohmann::json{
+                {"note", fmt::format("--escalate has no effect: {}; the plan above runs",
+                                     approval::nothing_to_lift(runner.policy()))}};
+    }
     write_out(STDOUT_FILENO, out.dump(2) + "\n");
     return 0;
 }
@@ -204,9 +218,10 @@ int run_command(const RunArgs& args) {
     // Bad approval options (an unknown mode, a malformed rules file) are
     // refused before anything runs, --dry-run included.
     const auto& ap = args.approval;
-    const approval::ApprovalSettings settings = approval::settings_from_args(
+    approval::ApprovalSettings settings = approval::settings_from_args(
         ap.ask_for_approval, ap.reject, ap.approver, ap.session, ap.rules_files, ap.escalate, ap.justification);
-    if (args.dry_run) return dry_run(runner, args, resolved.missing_roots);
+    if (ap.approver_timeout) settings.approver_timeout = *ap.approver_timeout;
+    if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     make_missing_roots(resolved.missing_roots);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy()};
 
@@ -219,21 +234,29 @@ int run_command(const RunArgs& args) {
         return approval::AttemptOutcome{last->result, last->denial.sandbox_denied};
     });
     for (const auto& w : o.warnings) write_out(STDERR_FILENO, fmt::format("sbx: warning: {}\n", w));
-    if (o.refused_exit || !last) {
-        write_out(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
-        return o.refused_exit.value_or(125);
-    }
-
-    if (args.format == OutputFormat::Text && o.escalated && o.attempts > 1)
-        write_out(STDERR_FILENO, "sbx: ran the command again without the sandbox, as approved\n");
-    if (args.format == OutputFormat::Text && !o.retry_refusal.empty())
-        write_out(STDERR_FILENO, fmt::format("sbx: not run again without the sandbox: {}\n", o.retry_refusal));
-
     RunReport r;
     r.command = args.command.argv;
     r.cwd = args.command.cwd;
-    r.sandbox = last->plan.sandbox;
     r.policy = runner.policy();
+    if (o.refused_exit || !last) {
+        // Refused before anything ran: the one line, and for --json and
+        // --events the result all the same (nothing ran: sandbox and
+        // duration_ms null; `approval` says what was asked and who refused).
+        write_out(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
+        r.ran = false;
+        r.result.exit_code = o.refused_exit.value_or(125);
+        r.approval = o.approval;
+        report(args, r);
+        return r.result.exit_code;
+    }
+
+    const auto lifted = approval::lifted_restriction(runner.policy());
+    if (args.format == OutputFormat::Text && o.escalated && o.attempts > 1)
+        write_out(STDERR_FILENO, fmt::format("sbx: ran the command again without {}, as approved\n", lifted));
+    if (args.format == OutputFormat::Text && !o.retry_refusal.empty())
+        write_out(STDERR_FILENO, fmt::format("sbx: not run again without {}: {}\n", lifted, o.retry_refusal));
+
+    r.sandbox = last->plan.sandbox;
     r.result = std::move(last->result);
     r.denial = std::move(last->denial);
     r.escalated = o.escalated;

@@ -143,7 +143,7 @@ nlohmann::json result_json(const RunReport& r) {
     nlohmann::json denials = nlohmann::json::array();
     for (const auto& d : r.denial.denials) denials.push_back(to_json(d));
     const auto& x = r.result;
-    return nlohmann::json{
+    nlohmann::json j{
         {"command", r.command},
         {"cwd", r.cwd},
         {"sandbox", r.sandbox},
@@ -164,6 +164,11 @@ nlohmann::json result_json(const RunReport& r) {
         {"approval", r.approval},
         {"not_enforced", r.not_enforced},
     };
+    if (!r.ran) {  // refused before anything ran
+        j["sandbox"] = nullptr;
+        j["duration_ms"] = nullptr;
+    }
+    return j;
 }
 
 nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,

@@ -24,6 +24,9 @@ struct RunReport {
     ExecResult result;
     DenialAnalysis denial;
     bool escalated = false;            // the approval flow ran it unsandboxed
+    // False when the command was refused before anything ran: the result
+    // then has "sandbox" and "duration_ms" null.
+    bool ran = true;
     nlohmann::json approval;           // section 7's record; null when nothing was asked
     // What the sandbox could not enforce (the --allow-unprotected fallback
     // where no mount namespace can be made); empty when everything was.
