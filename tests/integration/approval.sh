@@ -317,4 +317,191 @@ printf '{"rules":[{"pattern":[],"decision":"allow"}]}' >"$state/bad-rules.json"
 is "--dry-run still refuses a malformed rules file (125)" 125 $?
 ok "... naming the file and the rule" grep -q "rules $state/bad-rules.json: rule 1" "$state/dry.err"
 
+# --- issue 17: --json and --events when refused before anything ran -----------
+# One JSON result (the schema of a run's result; nothing ran: sandbox and
+# duration_ms null, exit_code 125) whose approval says what was asked, who
+# answered and the refusal; the one sbx: line stays on stderr.
+# fields FILE EXPR: field for a tuple of values, printed space-separated.
+fields() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(str(x) for x in eval(sys.argv[2])))' "$1" "$2"; }
+keys() { python3 -c 'import json,sys; print(sorted(json.load(open(sys.argv[1])).keys()))' "$1"; }
+"$SBX" run -p workspace-write --json -- true >"$state/ran.json" 2>/dev/null
+refuser=$(approver refused-json denied)
+rm -f "$ws/work/copy-json"
+"$SBX" run -p workspace-write -a untrusted --approver "$refuser" --json -- cp src copy-json \
+    >"$state/refused.json" 2>"$state/refused.err"
+is "refused --json: exit 125" 125 $?
+want="sbx: approval denied by --approver $refuser (untrusted: untrusted mode: the command is not known to be safe)"
+is "refused --json: the one stderr line" "$want" "$(cat "$state/refused.err")"
+is "refused --json: one line of JSON on stdout" 1 "$(wc -l <"$state/refused.json" | tr -d ' ')"
+is "refused --json: the keys of a run's result" "$(keys "$state/ran.json")" "$(keys "$state/refused.json")"
+is "refused --json: exit_code" 125 "$(field "$state/refused.json" 'd["exit_code"]')"
+is "refused --json: nothing ran (sandbox, duration_ms, signal null)" "None None None" \
+    "$(fields "$state/refused.json" 'd["sandbox"], d["duration_ms"], d["signal"]')"
+is "refused --json: no output, not denied, not escalated" "'' '' 0 0 False [] False False" \
+    "$(fields "$state/refused.json" 'repr(d["stdout"]), repr(d["stderr"]), d["stdout_bytes"], d["stderr_bytes"], d["sandbox_denied"], d["denials"], d["escalated"], d["timed_out"]')"
+is "refused --json: the command and cwd" "['cp', 'src', 'copy-json'] $ws/work" \
+    "$(fields "$state/refused.json" 'd["command"], d["cwd"]')"
+is "refused --json: what was asked, who answered, what" "before untrusted approver $refuser denied" \
+    "$(field "$state/refused.json" '" ".join(d["approval"]["requests"][0][k] for k in ("stage", "kind", "answered_by", "approver", "decision"))')"
+is "refused --json: approval.refusal is the stderr line" "$want" \
+    "$(field "$state/refused.json" '"sbx: " + d["approval"]["refusal"]')"
+not_ok "refused --json: cp did not run" test -e "$ws/work/copy-json"
+"$SBX" run -p workspace-write -a untrusted --approver "$refuser" --events -- cp src copy-json \
+    >"$state/refused.events" 2>"$state/refused.err"
+is "refused --events: exit 125" 125 $?
+is "refused --events: the one stderr line" "$want" "$(cat "$state/refused.err")"
+is "refused --events: only the end event" "end" \
+    "$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$state/refused.events")"
+tail -n 1 "$state/refused.events" >"$state/refused-end.json"
+is "refused --events: the end event's result" "125 None denied" \
+    "$(fields "$state/refused-end.json" 'd["result"]["exit_code"], d["result"]["sandbox"], d["result"]["approval"]["requests"][0]["decision"]')"
+# Every way of refusing: abort, a forbidden rule, --reject, a prompt rule
+# under never, no approver and no terminal.
+refused_json() {  # DESC ANSWERED_BY DECISION sbx-args...
+    local desc=$1 by=$2 decision=$3 out
+    shift 3
+    out=$(setsid -w "$SBX" run --json "$@" </dev/null 2>"$state/refused.err")
+    is "refused --json ($desc): 125" 125 $?
+    printf '%s\n' "$out" >"$state/refused.json"
+    is "refused --json ($desc): who answered, what" "$by $decision 125" \
+        "$(fields "$state/refused.json" 'd["approval"]["requests"][0]["answered_by"], d["approval"]["requests"][0]["decision"], d["exit_code"]')"
+    is "refused --json ($desc): the line is the refusal" "$(cat "$state/refused.err")" \
+        "$(field "$state/refused.json" '"sbx: " + d["approval"]["refusal"]')"
+}
+refused_json abort approver abort -p workspace-write -a untrusted --approver "$abort_prog" -- cp src copy-json
+refused_json "forbidden rule" rule denied -p workspace-write --rules "$ws/forbid.json" -- touch x
+is "refused --json (forbidden rule): the rule" "forbidden no new files" \
+    "$(fields "$state/refused.json" 'd["approval"]["requests"][0]["rule"]["decision"], d["approval"]["requests"][0]["rule"]["justification"]')"
+refused_json "--reject rules" reject denied -p workspace-write -a on-failure --reject rules --rules "$ws/prompt.json" -- echo hi
+refused_json "prompt rule under never" mode denied -p workspace-write --rules "$ws/prompt.json" -- echo hi
+refused_json "no approver, no terminal" default-deny denied -p workspace-write -a untrusted -- cp src copy-json
+not_ok "refused --json: none of them ran" test -e "$ws/work/copy-json"
+
+# --- issue 17: asked once ------------------------------------------------------
+# A command approved before its first attempt (untrusted) is not asked again
+# for the retry without the sandbox, as in Codex's orchestrator.
+once=$(approver once approved)
+rm -f "$outside/asked-once"
+"$SBX" run -p read-only -a untrusted --approver "$once" --json -C "$ws" -- touch "$outside/asked-once" \
+    >"$state/once.json" 2>/dev/null
+is "asked once: the retry ran" 0 $?
+ok "asked once: the file exists" test -f "$outside/asked-once"
+is "asked once: the approver was asked once, before the first attempt" "1 untrusted" \
+    "$(asked once) $(last_request once 'd["kind"]')"
+is "asked once: the retry's answer" "retry already-approved approved" \
+    "$(field "$state/once.json" '" ".join(d["approval"]["requests"][1][k] for k in ("stage", "answered_by", "decision"))')"
+rm -f "$outside/asked-once"
+"$SBX" run -p read-only -a untrusted --approver "$once" -C "$ws" -- touch "$outside/asked-once" \
+    >/dev/null 2>"$state/once.err"
+is "asked once, text mode: the note (byte for byte)" "sbx: ran the command again without the sandbox, as approved" \
+    "$(tail -n 1 "$state/once.err")"
+is "asked once, text mode: asked once more in all" 2 "$(asked once)"
+# Approved for the session: a later run is answered by the cache, and the
+# retry is not asked either.
+session_once=$(approver session-once approved_for_session)
+for i in 1 2; do
+    rm -f "$outside/session-once"
+    "$SBX" run -p read-only -a untrusted --session once --approver "$session_once" -C "$ws" -- \
+        touch "$outside/session-once" 2>/dev/null
+    is "asked once, session run $i: the retry ran" 0 $?
+done
+is "asked once, session: one question for both runs" 1 "$(asked session-once)"
+# --reject sandbox still refuses the retry of an approved command.
+rm -f "$outside/asked-once"
+"$SBX" run -p read-only -a untrusted --reject sandbox --approver "$once" --json -C "$ws" -- \
+    touch "$outside/asked-once" >"$state/once.json" 2>/dev/null
+is "asked once, --reject sandbox: the failure stands" 1 $?
+is "asked once, --reject sandbox: refused by reject" reject \
+    "$(field "$state/once.json" 'd["approval"]["requests"][1]["answered_by"]')"
+
+# --- issue 17: --approver-timeout ----------------------------------------------
+printf '#!/bin/sh\necho $$ >"%s"\ncat >/dev/null\nsleep 30 & wait\necho approved\n' "$ws/log/slow.pid" >"$ws/bin/silent"
+chmod +x "$ws/bin/silent"
+rm -f "$outside/timeout"
+"$SBX" run -p read-only -a on-failure --approver "$ws/bin/silent" --approver-timeout 0.3 -C "$ws" -- \
+    touch "$outside/timeout" >/dev/null 2>"$state/timeout.err"
+is "--approver-timeout 0.3: the failure stands" 1 $?
+is "--approver-timeout 0.3: denied, and why (byte for byte)" \
+    "sbx: not run again without the sandbox: approval denied by --approver $ws/bin/silent: no answer within 300 ms; killed $why" \
+    "$(tail -n 1 "$state/timeout.err")"
+not_ok "--approver-timeout 0.3: the approver is gone" kill -0 "$(cat "$ws/log/slow.pid")"
+# 0: no limit; an approver slower than the 300 ms above answers.
+printf '#!/bin/sh\ncat >/dev/null\nsleep 1\necho approved\n' >"$ws/bin/patient"
+chmod +x "$ws/bin/patient"
+"$SBX" run -p read-only -a on-failure --approver "$ws/bin/patient" --approver-timeout 0 -C "$ws" -- \
+    touch "$outside/timeout" >/dev/null 2>&1
+is "--approver-timeout 0: the slow approver's approval counts" 0 $?
+ok "--approver-timeout 0: the retry ran" test -f "$outside/timeout"
+for bad in "-1|'-1' is negative; give a duration such as 500ms, 10s, 2m, 1h" \
+           "abc|'abc' is not a duration (examples: 500ms, 10s, 2m, 1h; a bare number is seconds)"; do
+    "$SBX" run -a on-failure --approver "$yes_prog" --approver-timeout "${bad%%|*}" -- true 2>"$state/bad.err"
+    is "--approver-timeout ${bad%%|*}: 125" 125 $?
+    is "--approver-timeout ${bad%%|*}: the message" "sbx: --approver-timeout: ${bad#*|}" "$(cat "$state/bad.err")"
+done
+"$SBX" run -a on-failure --approver-timeout 10 -- true 2>"$state/bad.err"
+is "--approver-timeout without --approver: 125" 125 $?
+is "--approver-timeout without --approver: the message" \
+    "sbx: --approver-timeout: only with --approver (the terminal prompt waits for its answer)" "$(cat "$state/bad.err")"
+
+# --- issue 17: external-sandbox's network restriction is sbx's to lift ----------
+# The command opens an INET socket (refused by sbx's seccomp filter under
+# -n restricted), then records whether the network marker was set.
+net_cmd=(python3 -c 'import os, socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+open(sys.argv[1], "w").write(os.environ.get("SBX_SANDBOX_NETWORK_DISABLED", "unset"))')
+net_yes=$(approver net-yes approved)
+rm -f "$outside/net"
+"$SBX" run -p external-sandbox -n restricted -a on-failure --approver "$net_yes" --json -C "$ws" -- \
+    "${net_cmd[@]}" "$outside/net" >"$state/net.json" 2>/dev/null
+is "external-sandbox: the approved retry ran" 0 $?
+is "external-sandbox: with the network (no marker)" unset "$(cat "$outside/net" 2>/dev/null)"
+is "external-sandbox: asked about the sandbox kind, with the reason" \
+    "sandbox the command failed and sbx's network restriction likely caused it; retry without it (with the full network; the outer sandbox stays)" \
+    "$(last_request net-yes 'd["kind"] + " " + d["reason"]')"
+is "external-sandbox: escalated, still external-sandbox in the result" "True external-sandbox linux" \
+    "$(fields "$state/net.json" 'd["escalated"], d["policy"]["mode"], d["sandbox"]')"
+rm -f "$outside/net"
+"$SBX" run -p external-sandbox -a on-failure --approver "$net_yes" -C "$ws" -- \
+    "${net_cmd[@]}" "$outside/net" >/dev/null 2>"$state/net.err"
+is "external-sandbox, text mode: the note (byte for byte)" \
+    "sbx: ran the command again without sbx's network restriction, as approved" "$(tail -n 1 "$state/net.err")"
+rm -f "$outside/net"
+"$SBX" run -p external-sandbox -a on-failure --approver "$no_prog" -C "$ws" -- \
+    "${net_cmd[@]}" "$outside/net" >/dev/null 2>"$state/net.err"
+is "external-sandbox, denied: the first status" 1 $?
+is "external-sandbox, denied: who refused (byte for byte)" \
+    "sbx: not run again without sbx's network restriction: approval denied by --approver $no_prog (sandbox: the command failed and sbx's network restriction likely caused it; retry without it (with the full network; the outer sandbox stays))" \
+    "$(tail -n 1 "$state/net.err")"
+not_ok "external-sandbox, denied: nothing written" test -e "$outside/net"
+# With -n full sbx restricts nothing it could lift: no retry, and why.
+before=$(asked net-yes)
+"$SBX" run -p external-sandbox -n full -a on-failure --approver "$net_yes" --json -C "$ws" -- \
+    sh -c 'echo "x: Operation not permitted" >&2; exit 1' >"$state/net.json" 2>/dev/null
+is "external-sandbox -n full: no retry, nobody asked" "1 $before" "$(field "$state/net.json" 'd["exit_code"]') $(asked net-yes)"
+is "external-sandbox -n full: the sandbox likely denied it" True "$(field "$state/net.json" 'd["sandbox_denied"]')"
+is "external-sandbox -n full: why not" \
+    "the external-sandbox policy with -n full has no restriction that sbx could lift (the filesystem sandbox is the outer one's)" \
+    "$(field "$state/net.json" 'd["approval"].get("retry")')"
+
+# --- issue 17: --dry-run --escalate shows both plans ----------------------------
+"$SBX" run --dry-run -p read-only -a on-request --escalate -C "$ws" -- touch x >"$state/dry.json"
+is "--dry-run --escalate: exit 0" 0 $?
+is "--dry-run --escalate: argv is the sandboxed plan" "$SBX_LINUX_SANDBOX_EXE x linux" \
+    "$(fields "$state/dry.json" 'd["argv"][0], d["argv"][-1], d["env"]["SBX_SANDBOX"]')"
+is "--dry-run --escalate: escalation.if_approved is the unsandboxed plan" "['touch', 'x'] none $ws" \
+    "$(fields "$state/dry.json" 'd["escalation"]["if_approved"]["argv"], d["escalation"]["if_approved"]["env"]["SBX_SANDBOX"], d["escalation"]["if_approved"]["cwd"]')"
+is "--dry-run --escalate: escalation.if_refused" "nothing runs (exit 125)" \
+    "$(field "$state/dry.json" 'd["escalation"]["if_refused"]')"
+"$SBX" run --dry-run --json -p read-only -a on-request --escalate -C "$ws" -- touch x >"$state/dry2.json"
+ok "--dry-run --escalate --json: the same bytes" cmp "$state/dry.json" "$state/dry2.json"
+"$SBX" run --dry-run -p read-only -C "$ws" -- touch x >"$state/dry3.json"
+is "--dry-run without --escalate: no escalation key" False "$(field "$state/dry3.json" '"escalation" in d')"
+"$SBX" run --dry-run -p external-sandbox -a on-request --escalate -C "$ws" -- touch x >"$state/dry.json"
+is "--dry-run --escalate, external-sandbox: if approved, the full network" "restricted full False" \
+    "$(fields "$state/dry.json" 'json.loads(d["argv"][d["argv"].index("--sandbox-policy") + 1])["network"], json.loads(d["escalation"]["if_approved"]["argv"][d["escalation"]["if_approved"]["argv"].index("--sandbox-policy") + 1])["network"], "SBX_SANDBOX_NETWORK_DISABLED" in d["escalation"]["if_approved"]["env"]')"
+"$SBX" run --dry-run -p danger-full-access -a on-request --escalate -C "$ws" -- touch x >"$state/dry.json"
+is "--dry-run --escalate, danger-full-access: a note, one plan" \
+    "--escalate has no effect: the danger-full-access policy has no sandbox that sbx could lift; the plan above runs" \
+    "$(field "$state/dry.json" 'd["escalation"]["note"]')"
+
 done_testing
