@@ -168,6 +168,9 @@ is "doctor --help ends with its own exit status" \
     "$("$SBX" doctor --help | tail -n 1)"
 is "run --help ends with the exit status of sbx run" "cannot be executed; 127 it is not found.  See sbx(1)." \
     "$("$SBX" run --help | tail -n 1)"
+for cmd in run policy check doctor; do
+    ok "sbx.1 has a section for sbx $cmd" grep -qx ".SS sbx $cmd" "$src/man/sbx.1"
+done
 ok "--version" bash -c "'$SBX' --version | grep -qx 'sbx [0-9.]*'"
 for flag in --policy --network --writable-root --workspace --exclude-slash-tmp --exclude-tmpdir-env-var \
     --protect --unprotect --allow-unprotected --policy-file --policy-json --limit-memory --limit-cpu \
