@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fd.h"
+#include "util/landlock_abi.h"
 #include "mounts.h"
 #include "util.h"
 
@@ -68,11 +69,6 @@ void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights, b
         fail_errno(kStep, "adding the rule for " + path);
 }
 
-bool is_under(const std::string& path, const std::string& root) {
-    if (root == "/") return true;
-    return path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
-}
-
 }  // namespace
 
 void refuse_landlock_alone(const CanonicalPolicy& policy) {
@@ -88,15 +84,10 @@ void refuse_landlock_alone(const CanonicalPolicy& policy) {
             fail(kStep, "without a mount namespace the denied path " + path + " cannot be hidden (Landlock alone cannot deny below a readable directory)", fix);
     for (const auto& path : policy.readable)
         for (const auto& root : policy.writable)
-            if (path == root.path || is_under(path, root.path))
+            if (path == root.path || path_below(path, root.path))
                 fail(kStep, "without a mount namespace the read-only path " + path + " inside the writable root " + root.path +
                                 " cannot be enforced (Landlock alone cannot take writes away below a writable directory)",
                      fix);
-}
-
-int landlock_abi() {
-    long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
-    return abi < 0 ? 0 : static_cast<int>(abi);
 }
 
 void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {

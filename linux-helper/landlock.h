@@ -5,9 +5,6 @@
 
 namespace sbx::helper {
 
-// The kernel's Landlock ABI version, or 0 when Landlock is absent or disabled.
-int landlock_abi();
-
 // Restricts the calling thread (and what it execs).  For a sandboxed
 // filesystem: every filesystem right of the ABI is handled; read and execute
 // on the readable entries ("/" for the presets; /dev and /proc without it),

@@ -30,17 +30,6 @@ namespace {
 
 constexpr const char* kStep = "mounts";
 
-bool is_under(const std::string& path, const std::string& root) {
-    if (root == "/") return true;
-    return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-           path[root.size()] == '/';
-}
-
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 std::string name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 Identity identity_of(const Fd& fd, const std::string& path) {
@@ -111,7 +100,7 @@ void pin_symlink(const Fd& dir, const std::string& name, const std::string& path
 }
 
 Fd open_parent(const std::string& path) {
-    Fd dir = open_exact(parent_of(path), O_PATH | O_DIRECTORY);
+    Fd dir = open_exact(parent_path(path), O_PATH | O_DIRECTORY);
     if (!dir.valid()) changed(path);
     return dir;
 }
@@ -138,12 +127,12 @@ void protect_existing(const Fd& dir, const std::string& path, const std::vector<
     // could be created in a writable root.
     const ssize_t n = ::readlinkat(dir.get(), name.c_str(), target, sizeof target - 1);
     std::string missing = n > 0 ? std::string(target, static_cast<std::size_t>(n)) : std::string("/");
-    if (missing[0] != '/') missing = parent_of(path) + "/" + missing;
+    if (missing[0] != '/') missing = parent_path(path) + "/" + missing;
     char existing[PATH_MAX];
-    while (::realpath(missing.c_str(), existing) == nullptr && missing != "/") missing = parent_of(missing);
+    while (::realpath(missing.c_str(), existing) == nullptr && missing != "/") missing = parent_path(missing);
     const std::string where = existing;
     if (std::any_of(roots.begin(), roots.end(),
-                    [&](const std::string& r) { return where == r || is_under(where, r); }))
+                    [&](const std::string& r) { return where == r || path_below(where, r); }))
         fail(kStep, "the protected symlink " + path + " points to nothing that exists, inside a writable root",
              "remove or fix the symlink, or --unprotect its name");
 }
@@ -175,15 +164,11 @@ void remove_placeholder(const Fd& dir, const ProtectedPaths::Entry& entry, bool 
         (void)::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR);
 }
 
-std::string join_path(const std::string& dir, const std::string& name) {
-    return dir == "/" ? "/" + name : dir + "/" + name;
-}
-
 // The innermost writable root that strictly contains path ("" when none).
 std::string enclosing_root(const std::vector<std::string>& roots, const std::string& path) {
     std::string best;
     for (const auto& root : roots)
-        if (is_under(path, root) && root.size() > best.size()) best = root;
+        if (path_below(path, root) && root.size() > best.size()) best = root;
     return best;
 }
 
@@ -231,10 +216,10 @@ struct Pins {
             target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash + 1);
             if (comp.empty() || comp == ".") continue;
             if (comp == "..") {
-                cur = parent_of(cur);
+                cur = parent_path(cur);
                 continue;
             }
-            const std::string next = join_path(cur, std::string(comp));
+            const std::string next = child_path(cur, std::string(comp));
             struct stat st {};
             if (::lstat(next.c_str(), &st) != 0) return {};
             if (S_ISLNK(st.st_mode)) {
@@ -309,7 +294,7 @@ bool could_create(const Fd& dir, int err) {
 }
 
 [[noreturn]] void fail_missing_placeholder(const std::string& path, int err) {
-    const std::string parent = parent_of(path), name = name_of(path);
+    const std::string parent = parent_path(path), name = name_of(path);
     const std::string reason = "the protected path " + path + " is missing and cannot be held read-only: its placeholder cannot be made (" +
                                std::strerror(err) + ")";
     if (err == EACCES)
@@ -362,13 +347,13 @@ const ProtectedPaths::Directory* ProtectedPaths::lock_directory(const std::strin
 void ProtectedPaths::add(const std::string& target, bool denied) {
     // Covered already: the same path, or inside a placeholder (empty inside).
     for (const auto& e : entries_)
-        if (e.path == target || (e.placeholder && is_under(target, e.path))) return;
+        if (e.path == target || (e.placeholder && path_below(target, e.path))) return;
     // Before looking: no run removes placeholders meanwhile.  The first
     // missing component's directory: where a placeholder goes.
     std::string path = target;
     const Directory* dir = nullptr;
     for (;;) {
-        const std::string parent = parent_of(path);
+        const std::string parent = parent_path(path);
         if ((dir = lock_directory(parent)) != nullptr) break;
         if (errno == ENOTDIR) return;  // below a file: it cannot be created
         if (errno == ELOOP)
@@ -444,7 +429,7 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
             fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
         // pid 1 mounts a fresh /proc (and /dev/mqueue) over the view.
         for (const char* fresh : {"/proc", "/dev/mqueue"})
-            if (path == fresh || is_under(path, fresh))
+            if (path == fresh || path_below(path, fresh))
                 fail(kStep, "the denied path " + path + " cannot be hidden: the sandbox mounts its own " + fresh + " there",
                      "drop the entry (the sandbox's " + std::string(fresh) + " shows only its own processes and queues)");
     }
@@ -485,7 +470,7 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
     try {
         for (const auto& [path, denied] : targets) {
             const bool inside = std::any_of(roots_.begin(), roots_.end(),
-                                            [&](const Root& r) { return is_under(path, r.path); });
+                                            [&](const Root& r) { return path_below(path, r.path); });
             if (!inside) continue;  // read-only already, and nothing can be created there
             add(path, denied);
         }
@@ -503,7 +488,7 @@ void ProtectedPaths::remove_placeholders(bool pinned) const {
     std::vector<const Directory*> dirs;
     for (const auto& dir : directories_) {
         if (std::none_of(entries_.begin(), entries_.end(),
-                         [&](const Entry& e) { return e.placeholder && parent_of(e.path) == dir.path; }))
+                         [&](const Entry& e) { return e.placeholder && parent_path(e.path) == dir.path; }))
             continue;
         if (::flock(dir.lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // another run still uses it
         dirs.push_back(&dir);
@@ -512,7 +497,7 @@ void ProtectedPaths::remove_placeholders(bool pinned) const {
     // first (remove_placeholder); the directory's fd is the host's mount.
     for_each_parallel(dirs.size(), [&](std::size_t i) {
         for (const auto& entry : entries_)
-            if (entry.placeholder && parent_of(entry.path) == dirs[i]->path)
+            if (entry.placeholder && parent_path(entry.path) == dirs[i]->path)
                 remove_placeholder(dirs[i]->lock, entry, pinned);
     });
 }
@@ -665,10 +650,10 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         if (S_ISLNK(st.st_mode)) {
             char target[PATH_MAX];
             const ssize_t n = ::readlink(entry.path.c_str(), target, sizeof target);
-            if (n > 0) pins.follow(parent_of(entry.path), std::string_view(target, static_cast<std::size_t>(n)));
+            if (n > 0) pins.follow(parent_path(entry.path), std::string_view(target, static_cast<std::size_t>(n)));
         } else if (S_ISREG(st.st_mode) && entry.path.ends_with("/.git")) {
             const std::string gitdir = gitdir_of(entry.path);
-            if (!gitdir.empty()) pins.follow(parent_of(entry.path), gitdir);
+            if (!gitdir.empty()) pins.follow(parent_path(entry.path), gitdir);
         }
     }
     for (const auto& path : policy.denied) {
@@ -728,18 +713,18 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         if (path == "/")
             fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
         const bool hidden = std::any_of(plans.begin(), plans.end(), [&](const DenyPlan& p) {
-            return (path == p.path || is_under(path, p.path)) &&
-                   std::none_of(p.holes.begin(), p.holes.end(), [&](std::size_t h) { return is_under(path, roots[h]); });
+            return (path == p.path || path_below(path, p.path)) &&
+                   std::none_of(p.holes.begin(), p.holes.end(), [&](std::size_t h) { return path_below(path, roots[h]); });
         });
         const bool placeholder = std::any_of(protect.entries().begin(), protect.entries().end(), [&](const auto& e) {
-            return e.placeholder && (e.path == path || is_under(path, e.path));
+            return e.placeholder && (e.path == path || path_below(path, e.path));
         });
         if (hidden || placeholder) continue;
-        Fd parent = open_exact(parent_of(path), O_PATH | O_DIRECTORY);
+        Fd parent = open_exact(parent_path(path), O_PATH | O_DIRECTORY);
         if (!parent.valid()) {
             if (errno == ENOENT || errno == ENOTDIR) continue;  // nothing there to hide
             if (errno == ELOOP) refuse_symlink_on_way(path);
-            fail_errno(kStep, "open " + parent_of(path));
+            fail_errno(kStep, "open " + parent_path(path));
         }
         struct stat st {};
         if (::fstatat(parent.get(), name_of(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
@@ -748,8 +733,8 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         if (plan.dir) {
             // The outermost writable roots below it (inner ones come with their clones).
             for (std::size_t i = 0; i < roots.size(); ++i) {
-                if (!is_under(roots[i], path)) continue;
-                if (std::any_of(plan.holes.begin(), plan.holes.end(), [&](std::size_t h) { return is_under(roots[i], roots[h]); }))
+                if (!path_below(roots[i], path)) continue;
+                if (std::any_of(plan.holes.begin(), plan.holes.end(), [&](std::size_t h) { return path_below(roots[i], roots[h]); }))
                     continue;
                 plan.holes.push_back(i);
             }
@@ -776,7 +761,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     // a root share it.
     std::vector<std::pair<std::string, Fd>> parents;
     auto parent_fd = [&](const ProtectedPaths::Entry& entry) -> const Fd& {
-        const std::string parent = parent_of(entry.path);
+        const std::string parent = parent_path(entry.path);
         for (const auto& [path, fd] : parents)
             if (path == parent) return fd;
         parents.emplace_back(parent, reopen(parent, entry.parent, O_PATH | O_DIRECTORY));
@@ -804,7 +789,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     // what protects it) before its denied directory is covered, and attached
     // back on the skeleton.
     for (const auto& plan : plans) {
-        Fd parent = open_exact(parent_of(plan.path), O_PATH | O_DIRECTORY);
+        Fd parent = open_exact(parent_path(plan.path), O_PATH | O_DIRECTORY);
         if (!parent.valid()) {
             if (errno == ELOOP) refuse_symlink_on_way(plan.path);
             changed(plan.path);

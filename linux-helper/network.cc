@@ -33,13 +33,12 @@
 #include <fmt/core.h>
 
 #include "policy/policy.h"
+#include "util.h"
 
 namespace sbx::helper {
 namespace {
 
-[[noreturn]] void fail(std::string_view what, int err) {
-    throw sbx::Error(fmt::format("network: {}: {}", what, std::strerror(err)));
-}
+constexpr const char* kStep = "network";
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 int pidfd_getfd(int pidfd, int fd) { return static_cast<int>(::syscall(438, pidfd, fd, 0)); }
@@ -97,12 +96,12 @@ bool bound_in_this_netns(dev_t dev, ino_t ino) {
 
 void bring_up_loopback() {
     Fd control(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (!control.valid()) fail("socket for the loopback setup", errno);
+    if (!control.valid()) fail_errno(kStep, "socket for the loopback setup");
     ifreq request{};
     std::memcpy(request.ifr_name, "lo", 3);
-    if (::ioctl(control.get(), SIOCGIFFLAGS, &request) != 0) fail("reading the flags of lo", errno);
+    if (::ioctl(control.get(), SIOCGIFFLAGS, &request) != 0) fail_errno(kStep, "reading the flags of lo");
     request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
-    if (::ioctl(control.get(), SIOCSIFFLAGS, &request) != 0) fail("bringing lo up", errno);
+    if (::ioctl(control.get(), SIOCSIFFLAGS, &request) != 0) fail_errno(kStep, "bringing lo up");
 
     // The kernel gives an up loopback 127.0.0.1/8 (and ::1 where IPv6 is on):
     // check that the command will find them.
@@ -111,14 +110,14 @@ void bring_up_loopback() {
     v4.sin_family = AF_INET;
     v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (!probe.valid() || ::bind(probe.get(), reinterpret_cast<sockaddr*>(&v4), sizeof v4) != 0)
-        fail("127.0.0.1 is not usable on the new loopback", errno);
+        fail_errno(kStep, "127.0.0.1 is not usable on the new loopback");
     Fd probe6(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (probe6.valid()) {  // no socket: IPv6 is not built in, nothing to check
         sockaddr_in6 v6{};
         v6.sin6_family = AF_INET6;
         v6.sin6_addr = in6addr_loopback;
         if (::bind(probe6.get(), reinterpret_cast<sockaddr*>(&v6), sizeof v6) != 0 && errno != EADDRNOTAVAIL)
-            fail("::1 is not usable on the new loopback", errno);
+            fail_errno(kStep, "::1 is not usable on the new loopback");
         // EADDRNOTAVAIL: IPv6 is disabled (net.ipv6.conf.*.disable_ipv6), as on the host.
     }
 }
@@ -137,7 +136,7 @@ UnixMediator::UnixMediator(Fd listener) : listener_(std::move(listener)) {
     if (!listener_.valid()) throw sbx::Error("network: the mediator got no seccomp listener");
     seccomp_notif_sizes sizes{};
     if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0)
-        fail("reading the seccomp notification sizes", errno);
+        fail_errno(kStep, "reading the seccomp notification sizes");
     notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
     resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
     // Paths are resolved in the command's root and cwd through
@@ -235,7 +234,7 @@ void UnixMediator::handle() {
     auto* request = reinterpret_cast<seccomp_notif*>(request_buffer.data());
     if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
         if (errno == EINTR || errno == ENOENT) return;  // the caller went away
-        fail("receiving a seccomp notification", errno);
+        fail_errno(kStep, "receiving a seccomp notification");
     }
     const std::uint64_t id = request->id;
     Connect c;
@@ -266,7 +265,7 @@ void UnixMediator::handle() {
         error = EAGAIN;  // no thread to wait on: what a full backlog says to a non-blocking caller
     }
     if (!answer(listener_.get(), resp_size_, id, error) && errno != ENOENT)
-        fail("answering a seccomp notification", errno);
+        fail_errno(kStep, "answering a seccomp notification");
 }
 
 // connect(fd, address, length) as request->pid asked: its socket duplicated

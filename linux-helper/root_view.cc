@@ -33,20 +33,6 @@ constexpr const char* kNewMountApi = "the kernel needs the new mount API (Linux 
 // The host's device nodes every view gets (as bubblewrap's --dev).
 constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
-bool is_within(const std::string& path, const std::string& top) {
-    if (top == "/") return true;
-    return path.compare(0, top.size(), top) == 0 && (path.size() == top.size() || path[top.size()] == '/');
-}
-
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string join(const std::string& dir, std::string_view name) {
-    return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
-}
-
 // The path below the new root ("usr/bin" for /usr/bin).
 const char* relative(const std::string& path) { return path.c_str() + 1; }
 
@@ -101,7 +87,7 @@ struct Plan {
     const Item* covering(const std::string& path, bool strict) const {
         const Item* best = nullptr;
         for (const auto& item : items) {
-            if (item.kind != Item::Kind::Clone || !is_within(path, item.path)) continue;
+            if (item.kind != Item::Kind::Clone || !path_within(path, item.path)) continue;
             if (strict && item.path == path) continue;
             if (best == nullptr || item.path.size() > best->path.size()) best = &item;
         }
@@ -163,10 +149,10 @@ std::string follow_links(Plan& plan, std::string dir, std::string_view target, i
         target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash + 1);
         if (name.empty() || name == ".") continue;
         if (name == "..") {
-            dir = parent_of(dir);
+            dir = parent_path(dir);
             continue;
         }
-        const std::string next = join(dir, name);
+        const std::string next = child_path(dir, name);
         struct stat st {};
         if (::lstat(next.c_str(), &st) != 0) return {};
         if (!S_ISLNK(st.st_mode)) {
@@ -181,7 +167,7 @@ std::string follow_links(Plan& plan, std::string dir, std::string_view target, i
         if (n <= 0 || static_cast<std::size_t>(n) >= sizeof link) return {};
         std::string text(link, static_cast<std::size_t>(n));
         // /dev and /proc are the view's own.
-        if (!is_within(next, "/dev") && !is_within(next, "/proc")) plan.add_link(next, text);
+        if (!path_within(next, "/dev") && !path_within(next, "/proc")) plan.add_link(next, text);
         dir = follow_links(plan, dir, text, budget);
         if (dir.empty()) return {};
     }
@@ -229,7 +215,7 @@ void plan_entries(const CanonicalPolicy& policy, Plan& plan) {
                      [](const ResolvedEntry* a, const ResolvedEntry* b) { return a->path.size() < b->path.size(); });
     for (const ResolvedEntry* entry : entries) {
         const std::string& path = entry->path;
-        if (path.empty() || path[0] != '/' || path == "/" || path == "/dev" || is_within(path, "/proc")) continue;
+        if (path.empty() || path[0] != '/' || path == "/" || path == "/dev" || path_within(path, "/proc")) continue;
         // A read entry below a deny entry is not reopened, nor is an entry
         // that another, more specific one overrides.
         if (decide_path(policy, path).access != entry->access) continue;
@@ -359,7 +345,7 @@ void populate(const Fd& root, Plan& plan) {
 // it: traverse-only, as Codex shows it.
 void close_denied_directories(const CanonicalPolicy& policy, const Fd& root, const Plan& plan) {
     for (const auto& path : policy.denied) {
-        if (path.empty() || path[0] != '/' || path == "/" || is_within(path, "/dev") || is_within(path, "/proc"))
+        if (path.empty() || path[0] != '/' || path == "/" || path_within(path, "/dev") || path_within(path, "/proc"))
             continue;
         if (plan.covering(path, false) != nullptr) continue;  // host content: the caller masks it
         const Fd dir = open_in_view(root, path, O_RDONLY | O_DIRECTORY);

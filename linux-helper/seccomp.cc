@@ -16,13 +16,12 @@
 #include <string_view>
 
 #include "seccomp_filters.h"
+#include "util.h"
 
 namespace sbx::helper {
 namespace {
 
-[[noreturn]] void fail(std::string_view what, int err) {
-    throw sbx::Error(std::string("seccomp: ").append(what).append(": ").append(std::strerror(err)));
-}
+constexpr const char* kStep = "seccomp";
 
 std::span<const sock_filter> program_for(sbx::Network network) {
     switch (network) {
@@ -40,13 +39,12 @@ std::span<const sock_filter> program_for(sbx::Network network) {
 
 Fd install_seccomp(const sbx::CanonicalPolicy& policy) {
     const std::span<const sock_filter> program = program_for(policy.network);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("cannot set no_new_privs", errno);
     sock_fprog prog{};
     prog.len = static_cast<unsigned short>(program.size());
     prog.filter = const_cast<sock_filter*>(program.data());  // the kernel only reads it
     if (policy.network != sbx::Network::Limited) {
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-            fail("cannot load the filter (the kernel needs CONFIG_SECCOMP_FILTER)", errno);
+            fail_errno(kStep, "cannot load the filter (the kernel needs CONFIG_SECCOMP_FILTER)");
         return Fd();
     }
     // Without SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV on purpose: a signal
@@ -54,8 +52,8 @@ Fd install_seccomp(const sbx::CanonicalPolicy& policy) {
     // unsandboxed (the mediator's answer then finds the caller gone).
     long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     if (fd < 0)
-        fail("cannot load the filter with a notification listener (Linux 5.0 or later; or use --network "
-             "restricted)", errno);
+        fail_errno(kStep, "cannot load the filter with a notification listener (Linux 5.0 or later; or use --network "
+             "restricted)");
     return Fd(static_cast<int>(fd));
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "policy/policy.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 
@@ -40,18 +41,6 @@ private:
     std::string reason(what);
     reason.append(": ").append(std::strerror(err));
     fail(step, reason, fix);
-}
-
-// Writes a whole message with write(2): safe after fork, no stdio buffers.
-inline void write_all(int fd, std::string_view text) {
-    while (!text.empty()) {
-        ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        text.remove_prefix(static_cast<size_t>(n));
-    }
 }
 
 inline void report_error(std::string_view message) {

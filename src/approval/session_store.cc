@@ -88,18 +88,6 @@ std::vector<ApprovalKey> parse_store(const std::string& text, const std::string&
     return keys;
 }
 
-void write_all(int fd, const std::string& data, const std::string& path) {
-    std::size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw Error(fmt::format("session file {}: cannot write: {}", path, errno_text(errno)));
-        }
-        done += static_cast<std::size_t>(n);
-    }
-}
-
 // mkdir -p with mode 0700 for the directories it creates.
 void make_directories(const std::string& dir) {
     std::string prefix;
@@ -111,11 +99,6 @@ void make_directories(const std::string& dir) {
         if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
             throw Error(fmt::format("--session: cannot create {}: {}", prefix, errno_text(errno)));
     }
-}
-
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos || slash == 0 ? std::string("/") : path.substr(0, slash);
 }
 
 }  // namespace
@@ -152,7 +135,7 @@ bool FileSessionStore::contains(const ApprovalKey& key) const {
 }
 
 void FileSessionStore::add(const ApprovalKey& key) {
-    const std::string dir = parent_of(path_);
+    const std::string dir = parent_path(path_);
     make_directories(dir);
     Fd lock_fd(::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!lock_fd.valid())
@@ -178,7 +161,8 @@ void FileSessionStore::add(const ApprovalKey& key) {
     try {
         if (::fchmod(tmp_fd.get(), 0600) != 0)
             throw Error(fmt::format("session file {}: cannot chmod: {}", tmp, errno_text(errno)));
-        write_all(tmp_fd.get(), text, tmp);
+        if (!write_all(tmp_fd.get(), text))
+            throw Error(fmt::format("session file {}: cannot write: {}", tmp, errno_text(errno)));
         if (::fsync(tmp_fd.get()) != 0)
             throw Error(fmt::format("session file {}: cannot sync: {}", tmp, errno_text(errno)));
         tmp_fd.reset();

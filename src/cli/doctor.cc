@@ -35,6 +35,7 @@
 #include "platform/plan.h"
 #include "policy/policy.h"
 #include "report/denial.h"
+#include "util/landlock_abi.h"
 
 extern char** environ;
 
@@ -55,11 +56,6 @@ std::optional<std::string> read_small_file(const std::string& path) {
 bool is_executable(const char* path) { return ::access(path, X_OK) == 0; }
 
 // ---- facts -----------------------------------------------------------------
-
-int landlock_abi() {
-    long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
-    return abi < 0 ? 0 : static_cast<int>(abi);
-}
 
 // Whether a child can make a user namespace, optionally after dropping to
 // uid/gid 65534 (what an unprivileged user gets).

@@ -15,23 +15,6 @@
 namespace sbx {
 namespace {
 
-// True when `path` is `root` or lies below it (component-wise: /a/bc is not
-// below /a/b).
-bool is_within(std::string_view path, std::string_view root) {
-    if (root == "/") return !path.empty() && path.front() == '/';
-    if (!path.starts_with(root)) return false;
-    return path.size() == root.size() || path[root.size()] == '/';
-}
-
-std::size_t depth_of(std::string_view path) {
-    return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
-}
-
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
 // On macOS /tmp, /var and /etc are symlinks into /private, and Seatbelt
 // matches the resolved path.  A policy resolved elsewhere (--target-os macos
 // on Linux) holds the short form, one resolved on macOS the /private form;
@@ -40,9 +23,9 @@ std::optional<std::string> private_alias(const std::string& path) {
     static constexpr std::array<std::string_view, 3> aliased{"/tmp", "/var", "/etc"};
     constexpr std::string_view private_dir = "/private";
     for (std::string_view top : aliased) {
-        if (is_within(path, top)) return std::string(private_dir) + path;
+        if (path_within(path, top)) return std::string(private_dir) + path;
         const std::string long_form = std::string(private_dir) + std::string(top);
-        if (is_within(path, long_form)) return path.substr(private_dir.size());
+        if (path_within(path, long_form)) return path.substr(private_dir.size());
     }
     return std::nullopt;
 }
@@ -102,8 +85,8 @@ std::optional<FsAccess> decide(const std::vector<PathRule>& rules, const std::st
     std::size_t best = 0;
     bool found = false;
     for (const PathRule& r : rules) {
-        if (!is_within(path, r.path)) continue;
-        const std::size_t d = depth_of(r.path);
+        if (!path_within(path, r.path)) continue;
+        const std::size_t d = path_depth(r.path);
         if (!found || d >= best) {
             best = d;
             access = r.access;
@@ -267,7 +250,7 @@ FilePlan plan_files(const CanonicalPolicy& policy) {
     }
     for (const std::string& d : policy.denied) add(d, FsAccess::Deny, "denied path");
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        const std::size_t da = depth_of(a.path), db = depth_of(b.path);
+        const std::size_t da = path_depth(a.path), db = path_depth(b.path);
         if (da != db) return da < db;
         if (a.access != b.access) return rank(a.access) < rank(b.access);
         return a.path < b.path;  // paths of one depth do not overlap: any fixed order
@@ -321,8 +304,8 @@ FilePlan plan_files(const CanonicalPolicy& policy) {
     std::vector<std::string> fixed_dirs;
     auto fix_chain = [&](const std::string& target_dir) {
         for (const PathRule& w : plan.rules) {
-            if (w.access != FsAccess::Write || !is_within(target_dir, w.path)) continue;
-            for (std::string dir = target_dir;; dir = parent_of(dir)) {
+            if (w.access != FsAccess::Write || !path_within(target_dir, w.path)) continue;
+            for (std::string dir = target_dir;; dir = parent_path(dir)) {
                 if (decide(plan.rules, dir) == FsAccess::Write &&
                     std::find(fixed_dirs.begin(), fixed_dirs.end(), dir) == fixed_dirs.end())
                     fixed_dirs.push_back(dir);
@@ -331,7 +314,7 @@ FilePlan plan_files(const CanonicalPolicy& policy) {
         }
     };
     for (const PathRule& r : plan.rules)
-        if (r.access != FsAccess::Write && r.path != "/") fix_chain(parent_of(r.path));
+        if (r.access != FsAccess::Write && r.path != "/") fix_chain(parent_path(r.path));
     std::sort(fixed_dirs.begin(), fixed_dirs.end());
     for (const std::string& dir : fixed_dirs) {
         plan.fixed.push_back(fmt::format("FIXED_{}", plan.fixed.size()));
@@ -352,7 +335,7 @@ FilePlan plan_files(const CanonicalPolicy& policy) {
             traverse_dirs.push_back(path);
     };
     auto add_ancestors = [&](const std::string& path) {
-        for (std::string dir = parent_of(path); dir != "/"; dir = parent_of(dir)) add_traverse(dir);
+        for (std::string dir = parent_path(path); dir != "/"; dir = parent_path(dir)) add_traverse(dir);
     };
     for (const PathRule& r : plan.rules)
         if (r.access != FsAccess::Deny) add_ancestors(r.path);

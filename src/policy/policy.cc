@@ -153,27 +153,6 @@ void check_writable_roots(const PolicyInput& in, Mode mode) {
 
 }  // namespace
 
-std::string join_path(const std::string& base, const std::string& rel) {
-    const std::string whole = is_absolute(rel) || base.empty() ? rel : base + "/" + rel;
-    const bool absolute = is_absolute(whole);
-    std::vector<std::string_view> parts;
-    std::string_view rest = whole;
-    while (!rest.empty()) {
-        const auto slash = rest.find('/');
-        const std::string_view part = rest.substr(0, slash);
-        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-        if (part.empty() || part == ".") continue;
-        if (part == ".." && !parts.empty() && parts.back() != "..") {
-            parts.pop_back();
-        } else if (part != ".." || !absolute) {
-            parts.push_back(part);
-        }
-    }
-    std::string out = absolute ? "/" : "";
-    for (std::size_t i = 0; i < parts.size(); ++i) out.append(i ? "/" : "").append(parts[i]);
-    return out.empty() ? "." : out;
-}
-
 std::string gitdir_of_text(std::string_view git_file_text) {
     std::istringstream in{std::string(git_file_text)};
     for (std::string line; std::getline(in, line);) {
@@ -290,22 +269,6 @@ void PolicyInput::merge(const PolicyInput& later) {
 }
 
 namespace {
-
-std::string parent_of_path(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// Path components of an absolute path ("/" has none).
-std::size_t depth_of(const std::string& path) {
-    return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
-}
-
-bool at_or_under(const std::string& path, const std::string& root) {
-    if (root == "/") return true;
-    return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                            path[root.size()] == '/');
-}
 
 FsEntry entry(FsTarget::Kind kind, std::string value, FsAccess access, std::string source) {
     return FsEntry{{kind, std::move(value)}, access, std::move(source)};
@@ -433,7 +396,7 @@ std::string planted_symlink(const std::string& given, const std::vector<std::str
         const std::string next = join_path(cur, std::string(part));
         if (env.readlink(next)) {
             for (const auto& w : writable)
-                if (w != "/dev/null" && at_or_under(next, w) && next != w) return next;
+                if (w != "/dev/null" && path_within(next, w) && next != w) return next;
             auto real = env.realpath(next);
             if (!real) return {};
             cur = *real;
@@ -553,9 +516,9 @@ FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
     // Rank: deeper first; at equal depth deny, then write, then read.
     const ResolvedEntry* best = nullptr;
     for (const auto& e : p.resolved) {
-        if (!at_or_under(path, e.path)) continue;
-        if (!best || depth_of(e.path) > depth_of(best->path) ||
-            (depth_of(e.path) == depth_of(best->path) && rank(e.access) > rank(best->access)))
+        if (!path_within(path, e.path)) continue;
+        if (!best || path_depth(e.path) > path_depth(best->path) ||
+            (path_depth(e.path) == path_depth(best->path) && rank(e.access) > rank(best->access)))
             best = &e;
     }
     if (!best) return {};
@@ -564,11 +527,11 @@ FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
         // a read entry there stays hidden unless a write entry lies between.
         const ResolvedEntry* outer = nullptr;
         for (const auto& e : p.resolved) {
-            if (&e == best || e.access == FsAccess::Read || !at_or_under(best->path, e.path) ||
-                depth_of(e.path) >= depth_of(best->path))
+            if (&e == best || e.access == FsAccess::Read || !path_within(best->path, e.path) ||
+                path_depth(e.path) >= path_depth(best->path))
                 continue;
-            if (!outer || depth_of(e.path) > depth_of(outer->path) ||
-                (depth_of(e.path) == depth_of(outer->path) && e.access == FsAccess::Deny))
+            if (!outer || path_depth(e.path) > path_depth(outer->path) ||
+                (path_depth(e.path) == path_depth(outer->path) && e.access == FsAccess::Deny))
                 outer = &e;
         }
         if (outer && outer->access == FsAccess::Deny) return {FsAccess::Deny, outer};
@@ -731,7 +694,7 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
             });
             if (lifted) continue;
             const std::string name = path.substr(path.rfind('/') + 1);
-            const bool named = parent_of_path(path) == w.path &&
+            const bool named = parent_path(path) == w.path &&
                                std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end();
             ResolvedEntry r{path, "", FsAccess::Read, env.lexists(path), env.is_directory(path),
                             named ? fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)
@@ -757,7 +720,7 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
                 // Inside a writable root: held read-only there.
                 WritableRoot* holder = nullptr;
                 for (auto& w : p.writable)
-                    if (at_or_under(e.path, w.path) && e.path != w.path &&
+                    if (path_within(e.path, w.path) && e.path != w.path &&
                         (!holder || w.path.size() > holder->path.size()))
                         holder = &w;
                 if (holder) holder->protected_paths.push_back(e.path);
@@ -847,10 +810,9 @@ std::vector<std::string> missing_writable_roots(const PolicyInput& in, const Env
     for (const auto& root : in.writable_roots) {
         const std::string path = join_path(env.cwd, expand_home(root.path, env, root.source));
         if (path == "/" || env.lexists(path)) continue;
-        const std::size_t slash = path.rfind('/');
-        const auto parent = env.realpath(slash == 0 ? "/" : path.substr(0, slash));
+        const auto parent = env.realpath(parent_path(path));
         if (!parent || !env.is_directory(*parent)) continue;
-        std::string made = join_path(*parent, path.substr(slash + 1));
+        std::string made = join_path(*parent, path.substr(path.rfind('/') + 1));
         if (std::find(out.begin(), out.end(), made) == out.end()) out.push_back(std::move(made));
     }
     return out;
@@ -865,7 +827,7 @@ Environment with_directories(Environment env, std::vector<std::string> dirs) {
     // A path inside a made directory: that directory and the rest of the path.
     auto under = [shared](const std::string& p) -> bool {
         for (const auto& d : *shared)
-            if (p.starts_with(d + "/")) return true;
+            if (path_below(p, d)) return true;
         return false;
     };
     auto realpath = env.realpath;
@@ -874,11 +836,10 @@ Environment with_directories(Environment env, std::vector<std::string> dirs) {
         if (made(p)) return p;
         if (under(p)) return std::nullopt;  // empty: nothing below exists
         if (auto real = realpath(p)) return real;
-        const std::size_t slash = p.rfind('/');
-        if (slash == std::string::npos) return std::nullopt;
-        const auto parent = realpath(slash == 0 ? "/" : p.substr(0, slash));
+        if (p.find('/') == std::string::npos) return std::nullopt;
+        const auto parent = realpath(parent_path(p));
         if (!parent) return std::nullopt;
-        std::string joined = join_path(*parent, p.substr(slash + 1));
+        std::string joined = join_path(*parent, p.substr(p.rfind('/') + 1));
         return made(joined) ? std::optional(std::move(joined)) : std::nullopt;
     };
     auto is_directory = env.is_directory;

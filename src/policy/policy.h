@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "util/path.h"
+
 namespace sbx {
 
 // Every refusal in sbx is an Error whose message is one line, without the
@@ -159,9 +161,6 @@ std::string gitdir_of_text(std::string_view git_file_text);
 std::string expand_home(const std::string& path, const Environment& env, const std::string& source);
 bool is_home_relative(const std::string& path);  // "~" or "~/..."
 
-// rel against base, joined and normalised lexically ("a/./b/../c" -> "a/c",
-// "/.." -> "/", no empty components, no trailing '/'); no filesystem access.
-std::string join_path(const std::string& base, const std::string& rel);
 
 // The real filesystem and this process's cwd and $TMPDIR.
 Environment system_environment();

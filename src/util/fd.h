@@ -1,8 +1,12 @@
-// An owned file descriptor, shared by sbx and the helper (header only).
+// An owned file descriptor and a whole write, shared by sbx and the helper
+// (header only).
 #pragma once
 
+#include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <string_view>
 #include <utility>
 
 namespace sbx {
@@ -31,5 +35,25 @@ public:
 private:
     int fd_ = -1;
 };
+
+// Writes all of text to fd with write(2) (safe after fork: no stdio buffer):
+// retries EINTR, waits in poll() while a non-blocking fd is full.  False, with
+// errno set, on any other error; the rest is then unwritten.
+inline bool write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                pollfd p{fd, POLLOUT, 0};
+                ::poll(&p, 1, -1);
+                continue;
+            }
+            return false;
+        }
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
 
 }  // namespace sbx

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ int under_filter(Network network, const std::function<int()>& probe, bool privat
         try {
             sbx::CanonicalPolicy policy;
             policy.network = network;
+            if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(202);
             sbx::helper::Fd listener = sbx::helper::install_seccomp(policy);
             ::_exit(probe());
         } catch (...) {
@@ -350,6 +352,7 @@ TEST_CASE("seccomp: limited returns a notification listener, the others none") {
     if (pid == 0) {
         sbx::CanonicalPolicy policy;
         policy.network = Network::Limited;
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(202);
         bool limited = sbx::helper::install_seccomp(policy).valid();
         ::_exit(limited ? 0 : 1);
     }
@@ -359,6 +362,7 @@ TEST_CASE("seccomp: limited returns a notification listener, the others none") {
     if (pid == 0) {
         sbx::CanonicalPolicy policy;
         policy.network = Network::Restricted;
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(202);
         bool none = !sbx::helper::install_seccomp(policy).valid();
         ::_exit(none ? 0 : 1);
     }

@@ -1,0 +1,51 @@
+#include "util/path.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace sbx {
+
+std::string join_path(const std::string& base, const std::string& rel) {
+    const bool rel_absolute = !rel.empty() && rel.front() == '/';
+    const std::string whole = rel_absolute || base.empty() ? rel : base + "/" + rel;
+    const bool absolute = !whole.empty() && whole.front() == '/';
+    std::vector<std::string_view> parts;
+    std::string_view rest = whole;
+    while (!rest.empty()) {
+        const auto slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+        if (part.empty() || part == ".") continue;
+        if (part == ".." && !parts.empty() && parts.back() != "..") {
+            parts.pop_back();
+        } else if (part != ".." || !absolute) {
+            parts.push_back(part);
+        }
+    }
+    std::string out = absolute ? "/" : "";
+    for (std::size_t i = 0; i < parts.size(); ++i) out.append(i ? "/" : "").append(parts[i]);
+    return out.empty() ? "." : out;
+}
+
+std::string child_path(const std::string& dir, std::string_view name) {
+    std::string out = dir == "/" ? std::string() : dir;
+    return out.append("/").append(name);
+}
+
+std::string parent_path(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
+}
+
+bool path_within(std::string_view path, std::string_view root) {
+    if (root == "/") return !path.empty() && path.front() == '/';
+    return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
+}
+
+bool path_below(std::string_view path, std::string_view root) { return path != root && path_within(path, root); }
+
+std::size_t path_depth(std::string_view path) {
+    return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+}  // namespace sbx
