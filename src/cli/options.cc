@@ -204,7 +204,7 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
 std::string current_dir() { return system_environment().cwd; }
 
 struct RunText {
-    std::string cwd, timeout, max_bytes, max_lines, stdin_mode = "inherit", target_os, approver_timeout;
+    std::string cwd, timeout, max_bytes, max_lines, keep, stdin_mode = "inherit", target_os, approver_timeout;
     std::vector<std::string> env, unset_env;
     bool no_cap = false, json = false, events = false;
 };
@@ -218,6 +218,9 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.option("--max-output-bytes", text.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)");
     add.option("--max-output-lines", text.max_lines, "Lines shown per stream (default 256; 0 = no cap)");
     add.flag("--no-output-cap", text.no_cap, "Show all output (both caps 0)");
+    add.option("--keep", text.keep,
+               "head, tail or both (default): over the cap, show the first part, the last, or the first "
+               "half live and the last half when the command ends");
     add.flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout");
     add.flag("--events", text.events, "Print JSON Lines while running: begin, output, end (the result)");
     add.option("--env", text.env, "Set KEY=VALUE in the command's environment (repeatable)");
@@ -263,6 +266,12 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         if (!args.approval.approver)
             throw Error("--approver-timeout: only with --approver (the terminal prompt waits for its answer)");
     }
+    if (!text.keep.empty()) {
+        if (text.keep == "head") args.caps.keep = Keep::Head;
+        else if (text.keep == "tail") args.caps.keep = Keep::Tail;
+        else if (text.keep == "both") args.caps.keep = Keep::Both;
+        else throw Error(fmt::format("--keep: '{}' is not head, tail or both", text.keep));
+    }
     if (command.empty()) throw Error("run: no command given (usage: sbx run [OPTIONS] -- COMMAND [ARG...])");
     args.command.argv = std::move(command);
     std::string cwd = current_dir();
@@ -273,7 +282,7 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         cwd = *real;
     }
     args.command.cwd = cwd;
-    if (text.no_cap) args.caps = {0, 0};
+    if (text.no_cap) args.caps.max_bytes = args.caps.max_lines = 0;
     if (text.json && text.events) throw Error("--json and --events: choose one output format");
     args.format = text.json ? OutputFormat::Json : text.events ? OutputFormat::Events : OutputFormat::Text;
     for (const auto& kv : text.env) {

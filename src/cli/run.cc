@@ -103,6 +103,9 @@ public:
                     const std::string text = chunkers[s == Stream::Stdout ? 0 : 1].push(data);
                     return text.empty() ? std::string() : json_line(output_event(s, text));
                 };
+                opt.on_omitted = [](Stream s, std::uint64_t bytes, std::uint64_t lines) {
+                    return json_line(omitted_event(s, bytes, lines));
+                };
                 break;
         }
 
@@ -143,15 +146,14 @@ public:
         return a;
     }
 
-    // Text mode's lines on stderr after an attempt: truncation, timeout,
-    // the likely denial and the flag that would allow it.
+    // Text mode's lines on stderr after an attempt (the supervisor wrote
+    // where output was omitted): timeout, the likely denial and the flag
+    // that would allow it.
     std::string text_notes(const Attempt& a) const {
         std::string notes;
         if (a.helper.not_enforced_reason)
             notes += fmt::format("sbx: note: {}; not enforced: {}\n", *a.helper.not_enforced_reason,
                                  fmt::join(a.helper.not_enforced, ", "));
-        if (auto n = truncation_note(Stream::Stdout, a.result.out)) notes += *n;
-        if (auto n = truncation_note(Stream::Stderr, a.result.err)) notes += *n;
         if (a.result.timed_out && args_.timeout)
             notes += fmt::format("sbx: timed out after {}: every process of the command was killed\n",
                                  duration_text(*args_.timeout));

@@ -186,6 +186,9 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
     }
     if (::dup2(s.out_fd, STDOUT_FILENO) < 0 || ::dup2(s.err_fd, STDERR_FILENO) < 0)
         child_fail(s, kStageStdin, errno);
+    // sbx's own stream handed over as it is (dup2 onto itself keeps its flags).
+    ::fcntl(STDOUT_FILENO, F_SETFD, 0);
+    ::fcntl(STDERR_FILENO, F_SETFD, 0);
     if (s.cwd[0] != '\0' && ::chdir(s.cwd) != 0) child_fail(s, kStageChdir, errno);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
@@ -277,6 +280,10 @@ struct Sink {
     std::size_t sent = 0;
     bool stalled = false;
     bool gone = false;  // the reader went away (EPIPE)
+    // The last byte queued here, and the other sink when both write to the
+    // same file (a terminal, 2>&1): where a note must start on a new line.
+    char last = '\n';
+    Sink* twin = nullptr;
 
     int write_fd() const { return own.valid() ? own.get() : fd; }
     // The fd to write or splice to now.
@@ -304,6 +311,7 @@ struct Pump {
     Sink* sink;  // where the shown bytes go (nullptr: captured only)
     bool splice_out = false;
     bool open = true;
+    bool ended = false;  // its omission note and tail were given
 
     // Read only while its sink keeps up: a command whose output waits blocks
     // on its full pipe, as it would writing to sbx's stream itself.
@@ -330,7 +338,7 @@ bool write_all(int fd, const char* data, std::size_t n) {
 
 class Loop {
 public:
-    Loop(const SuperviseOptions& opt, int devnull) : opt_(opt), devnull_(devnull), buf_(new char[kReadBuffer]) {}
+    explicit Loop(const SuperviseOptions& opt) : opt_(opt), buf_(new char[kReadBuffer]) {}
 
     // The shown part of a chunk: to the capture and to sbx's stream (as it
     // is, or as the callback's event lines).
@@ -355,7 +363,36 @@ public:
             s.sent = 0;
         }
         s.pending.append(data);
+        if (!data.empty()) {
+            s.last = data.back();
+            if (s.twin) s.twin->last = s.last;
+        }
         flush(s);
+    }
+
+    // The end of a stream (the command has ended): the note where output
+    // was omitted (text mode: on `notes`, sbx's stderr, on a line of its
+    // own; --events: on_omitted), then the tail.
+    void end_stream(Pump& p, Sink* notes) {
+        if (p.ended) return;
+        p.ended = true;
+        if (p.sink && p.sink->gone) return;  // nothing more can be shown
+        if (p.cap.truncated()) {
+            const Omission o = p.cap.omitted();
+            if (opt_.on_output && opt_.on_omitted && p.sink) {
+                queue(*p.sink, opt_.on_omitted(p.which, o.bytes, o.lines));
+            } else if (opt_.passthrough && notes) {
+                std::string note = omission_note(p.which, o);
+                if (notes->last != '\n') note.insert(0, "\n");
+                queue(*notes, note);
+            }
+        }
+        const std::string_view tail = p.cap.tail();
+        if (tail.empty()) return;
+        if (opt_.capture) p.result->shown.append(tail);
+        if (!p.sink) return;
+        if (opt_.on_output) queue(*p.sink, opt_.on_output(p.which, tail));
+        else queue(*p.sink, tail);
     }
 
     // Writes what sbx's stream takes now; the rest waits for POLLOUT.
@@ -407,19 +444,15 @@ public:
     void pump(Pump& p) {
         if (!p.open) return;
         ssize_t n = -1;
-        if (opt_.tail_bytes > 0) {
+        // Capped, every byte is read: the tail and the line counts need them.
+        if (opt_.tail_bytes > 0 || !p.splice_out) {
             n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
             if (n > 0) {
                 const std::string_view chunk(buf_.get(), static_cast<std::size_t>(n));
-                keep_tail(*p.result, chunk);
-                if (p.cap.full()) p.cap.discard(chunk.size());
-                else emit(p, chunk.substr(0, p.cap.admit(chunk)));
+                if (opt_.tail_bytes > 0) keep_tail(*p.result, chunk);
+                emit(p, chunk.substr(0, p.cap.admit(chunk)));
             }
-        } else if (p.cap.full()) {
-            n = ::splice(p.fd.get(), nullptr, devnull_, nullptr, kSpliceChunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (n < 0 && errno != EINTR && errno != EAGAIN) n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
-            if (n > 0) p.cap.discard(static_cast<std::uint64_t>(n));
-        } else if (p.splice_out) {
+        } else {
             Sink& s = *p.sink;
             const int to = s.target();
             const auto t = Clock::now();
@@ -439,12 +472,6 @@ public:
                 return pump(p);
             }
             if (n > 0) p.cap.admit_unseen(static_cast<std::uint64_t>(n));
-        } else {
-            n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
-            if (n > 0) {
-                const std::string_view chunk(buf_.get(), static_cast<std::size_t>(n));
-                emit(p, chunk.substr(0, p.cap.admit(chunk)));
-            }
         }
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) close(p);
     }
@@ -475,7 +502,6 @@ public:
 
 private:
     const SuperviseOptions& opt_;
-    int devnull_;
     std::unique_ptr<char[]> buf_;
     Clock::duration writing_{};  // spent in writes and splices to sbx's streams
 };
@@ -585,6 +611,22 @@ void fill(StreamResult& r, const OutputCap& cap) {
     r.shown_bytes = cap.shown_bytes();
     r.shown_lines = cap.shown_lines();
     r.truncated = cap.truncated();
+    const Omission o = cap.omitted();
+    r.omitted_bytes = o.bytes;
+    r.omitted_lines = o.lines;
+}
+
+// Whether the command can be given sbx's stream fd itself: a valid fd that
+// is not a terminal (a terminal goes on through the pipe, as capped output
+// does, so that the command sees the same kind of stream either way).
+bool can_hand_over(int fd) {
+    return ::fcntl(fd, F_GETFD) != -1 && ::isatty(fd) == 0;
+}
+
+// Whether two fds write to the same file (a terminal, a pipe, 2>&1).
+bool same_file(int a, int b) {
+    struct stat sa {}, sb {};
+    return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 }  // namespace
@@ -603,14 +645,21 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     sigaddset(&watched, SIGCHLD);  // orphans reparented to sbx are reaped as they die
     Fd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigfd.valid()) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
-    Fd devnull(::open("/dev/null", O_WRONLY | O_CLOEXEC));
-    if (!devnull.valid()) throw Error(fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
 
+    // Uncapped text mode where nothing needs to see the bytes (no capture,
+    // no events, no tail for the denial notes): the command writes to sbx's
+    // stream itself, as fast as without sbx.  Anything else goes through a
+    // pipe that sbx reads.
+    const bool hand_over = opt.passthrough && !opt.capture && !opt.on_output && opt.tail_bytes == 0 &&
+                           opt.caps.max_bytes == 0 && opt.caps.max_lines == 0 &&
+                           opt.stdout_fd != STDERR_FILENO && opt.stderr_fd != STDOUT_FILENO;
+    const bool out_direct = hand_over && can_hand_over(opt.stdout_fd);
+    const bool err_direct = hand_over && can_hand_over(opt.stderr_fd);
     auto out_pipe = exec::make_pipe();
     auto err_pipe = exec::make_pipe();
     // Larger pipes: fewer wakeups when a lot passes through (best effort;
     // an unprivileged user is capped by /proc/sys/fs/pipe-max-size).
-    ::fcntl(out_pipe.read.get(), F_SETPIPE_SZ, 1 << 20);
+    if (!out_direct) ::fcntl(out_pipe.read.get(), F_SETPIPE_SZ, 1 << 20);
     auto status_pipe = exec::make_pipe();
     // The report pipe, and the exec status pipe kept off the report's number
     // (where the child puts the report's write end).
@@ -641,8 +690,8 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     const bool job_control = plan.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
                              ::tcgetsid(STDIN_FILENO) == ::getsid(0);
     setup.take_tty = job_control && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
-    setup.out_fd = out_pipe.write.get();
-    setup.err_fd = err_pipe.write.get();
+    setup.out_fd = out_direct ? opt.stdout_fd : out_pipe.write.get();
+    setup.err_fd = err_direct ? opt.stderr_fd : err_pipe.write.get();
     setup.status_fd = status_pipe.write.get();
     setup.report_fd = report_pipe ? report_pipe->write.get() : -1;
     setup.report_target = plan.report_fd;
@@ -696,10 +745,15 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     status_pipe.read.reset();
 
     ExecResult result;
-    Loop loop(opt, devnull.get());
+    result.caps = opt.caps;
+    Loop loop(opt);
     // Text mode writes each stream to sbx's own, --events writes both as
     // lines on stdout, --json nothing while the command runs.
     Sink out_sink{opt.stdout_fd}, err_sink{opt.stderr_fd};
+    if (same_file(opt.stdout_fd, opt.stderr_fd)) {
+        out_sink.twin = &err_sink;
+        err_sink.twin = &out_sink;
+    }
     Sink* const out_to = opt.passthrough || opt.on_output ? &out_sink : nullptr;
     Sink* const err_to = opt.passthrough ? &err_sink : opt.on_output ? &out_sink : nullptr;
     Pump out{Stream::Stdout, std::move(out_pipe.read), OutputCap(opt.caps), &result.out, out_to};
@@ -707,6 +761,20 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     const bool splice_ok =
         opt.passthrough && !opt.capture && !opt.on_output && opt.tail_bytes == 0 && out.cap.unlimited();
     out.splice_out = err.splice_out = splice_ok;
+    // Handed over: nothing to read (the pipe's write end is gone already).
+    if (out_direct) loop.close(out);
+    if (err_direct) loop.close(err);
+    // The end of the run: the notes and tails, once what is pending was
+    // written (stdout's note goes to stderr, after stdout's head).
+    auto end_streams = [&] {
+        for (Pump* p : {&out, &err}) {
+            loop.finish(out_sink);
+            loop.finish(err_sink);
+            loop.end_stream(*p, opt.passthrough ? &err_sink : nullptr);
+        }
+        loop.finish(out_sink);
+        loop.finish(err_sink);
+    };
 
     if (got == static_cast<ssize_t>(sizeof failure)) {
         siginfo_t info{};
@@ -719,8 +787,9 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         result.exit_code = (failure[1] == ENOENT || failure[1] == ENOTDIR) ? 127 : 126;
         result.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
-        loop.emit(err, line.substr(0, err.cap.admit(line)));
-        loop.finish(err);
+        if (err_direct) write_all(opt.stderr_fd, line.data(), line.size());
+        else loop.emit(err, line.substr(0, err.cap.admit(line)));
+        end_streams();
         fill(result.out, out.cap);
         fill(result.err, err.cap);
         if (report_pipe) result.report = read_available(report_pipe->read.get());
@@ -830,6 +899,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     loop.finish(out);
     loop.finish(err);
     loop.drain_now(out, err, std::chrono::milliseconds(20));
+    end_streams();
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 
     if (exited && (status.si_code == CLD_KILLED || status.si_code == CLD_DUMPED)) {

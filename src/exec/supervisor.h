@@ -17,21 +17,32 @@ namespace sbx {
 
 enum class Stream { Stdout, Stderr };
 
+// Which part of a stream over the cap is shown (output_cap.h).
+enum class Keep { Head, Tail, Both };
+
 struct OutputCaps {
     std::uint64_t max_bytes = 10240;  // per stream; 0 = unlimited
     std::uint64_t max_lines = 256;    // per stream; 0 = unlimited
+    Keep keep = Keep::Both;
 };
 
 struct SuperviseOptions {
     std::optional<std::chrono::milliseconds> timeout;
     OutputCaps caps;
-    // Text mode: the shown (capped) bytes go live to sbx's own stdout/stderr.
+    // Text mode: the shown (capped) bytes go to sbx's own stdout/stderr, the
+    // head live, the omission note (on stderr) and the tail once the command
+    // has ended.  Uncapped, with nothing else that needs the bytes (no
+    // capture, no on_output, no tail_bytes) and a stream that is not a
+    // terminal, the command is given sbx's stream itself.
     bool passthrough = true;
     // Keep the shown bytes in the result (for --json and the end event).
     bool capture = false;
     // Called with each shown chunk as it arrives (for --events); what it
     // returns is written to stdout_fd, without blocking the loop as in text mode.
     std::function<std::string(Stream, std::string_view)> on_output;
+    // With on_output: what to write at the omission point of a stream over
+    // the cap (for --events), before its tail.
+    std::function<std::string(Stream, std::uint64_t bytes, std::uint64_t lines)> on_omitted;
     // Keep the last tail_bytes bytes of each stream, shown or not, for the
     // denial heuristics (0 = off; on, every byte is read, never spliced).
     std::size_t tail_bytes = 0;
@@ -46,16 +57,19 @@ struct SuperviseOptions {
 };
 
 struct StreamResult {
-    std::string shown;          // the capped bytes, when capture is on
+    std::string shown;          // the capped bytes (head, then tail), when capture is on
     std::string tail;           // the last tail_bytes bytes seen, when asked for
     bool truncated = false;
-    std::uint64_t bytes = 0;    // total bytes seen
+    std::uint64_t bytes = 0;    // total bytes seen (0 when given sbx's stream itself)
     std::uint64_t shown_bytes = 0;
     std::uint64_t shown_lines = 0;
+    std::uint64_t omitted_bytes = 0;
+    std::uint64_t omitted_lines = 0;  // lines of which no byte was shown
 };
 
 struct ExecResult {
     int exit_code = 0;               // sbx's exit status for this run (124, 128+N, ...)
+    OutputCaps caps;                 // the caps that applied
     std::optional<int> signal;       // the signal that killed the command
     bool timed_out = false;
     std::int64_t duration_ms = 0;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "exec/output_cap.h"
+
 namespace sbx {
 
 namespace {
@@ -158,6 +160,13 @@ nlohmann::json result_json(const RunReport& r) {
         {"stderr_truncated", x.err.truncated},
         {"stdout_bytes", x.out.bytes},
         {"stderr_bytes", x.err.bytes},
+        {"stdout_omitted_bytes", x.out.omitted_bytes},
+        {"stdout_omitted_lines", x.out.omitted_lines},
+        {"stderr_omitted_bytes", x.err.omitted_bytes},
+        {"stderr_omitted_lines", x.err.omitted_lines},
+        {"output_cap", nlohmann::json{{"max_bytes", x.caps.max_bytes},
+                                      {"max_lines", x.caps.max_lines},
+                                      {"keep", keep_name(x.caps.keep)}}},
         {"sandbox_denied", r.denial.sandbox_denied},
         {"denials", denials},
         {"escalated", r.escalated},
@@ -189,10 +198,8 @@ std::string json_line(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::optional<std::string> truncation_note(Stream s, const StreamResult& r) {
-    if (!r.truncated) return std::nullopt;
-    return fmt::format("sbx: {} truncated: showed {} lines ({} bytes), omitted {} bytes\n", stream_name(s),
-                       r.shown_lines, r.shown_bytes, r.bytes - r.shown_bytes);
+nlohmann::json omitted_event(Stream s, std::uint64_t bytes, std::uint64_t lines) {
+    return nlohmann::json{{"type", "omitted"}, {"stream", stream_name(s)}, {"bytes", bytes}, {"lines", lines}};
 }
 
 std::optional<std::string> denial_note(const RunReport& r) {

@@ -58,9 +58,9 @@ nlohmann::json end_event(const RunReport&);
 // One compact line of JSON, newline-terminated.
 std::string json_line(const nlohmann::json&);
 
-// "sbx: stdout truncated: showed 256 lines (10240 bytes), omitted 1048576 bytes"
-// (with the newline), or nullopt when the stream was not truncated.
-std::optional<std::string> truncation_note(Stream, const StreamResult&);
+// Where a stream over the cap omitted output (--events): the bytes, and the
+// lines of which no byte was shown; its tail follows.
+nlohmann::json omitted_event(Stream, std::uint64_t bytes, std::uint64_t lines);
 
 // The note printed in text mode when sandbox_denied: what was denied and the
 // flag that would allow it (with the newline); nullopt otherwise.

@@ -30,11 +30,11 @@ ExecPlan sh(const std::string& script) {
     return p;
 }
 
-SuperviseOptions capture(std::uint64_t bytes = 0, std::uint64_t lines = 0) {
+SuperviseOptions capture(std::uint64_t bytes = 0, std::uint64_t lines = 0, Keep keep = Keep::Head) {
     SuperviseOptions o;
     o.passthrough = false;
     o.capture = true;
-    o.caps = OutputCaps{bytes, lines};
+    o.caps = OutputCaps{bytes, lines, keep};
     return o;
 }
 
@@ -114,6 +114,26 @@ TEST_CASE("caps are exact at the byte and line limits, and the rest is counted")
     CHECK_FALSE(r.out.truncated);
 }
 
+TEST_CASE("head and tail: the captured text, the tail's events after the omission's") {
+    std::string events;
+    SuperviseOptions o = capture(0, 4, Keep::Both);
+    o.on_output = [&](Stream, std::string_view d) {
+        events += "[" + std::string(d) + "]";
+        return std::string();
+    };
+    o.on_omitted = [&](Stream, std::uint64_t bytes, std::uint64_t lines) {
+        events += "<" + std::to_string(bytes) + " " + std::to_string(lines) + ">";
+        return std::string();
+    };
+    auto r = supervise(sh("i=0; while [ $i -lt 1000 ]; do echo line$i; i=$((i+1)); done"), o);
+    CHECK(r.out.shown == "line0\nline1\nline998\nline999\n");
+    CHECK(r.out.omitted_lines == 996);
+    CHECK(r.out.omitted_bytes == r.out.bytes - 28);
+    CHECK(r.out.shown_lines == 4);
+    CHECK(events.ends_with("<" + std::to_string(r.out.omitted_bytes) + " 996>[line998\nline999\n]"));
+    CHECK(events.starts_with("[line0\n"));
+}
+
 TEST_CASE("a large output is drained while capped: the command never blocks") {
     auto r = supervise(sh("head -c 50000000 /dev/zero"), capture(100, 0));
     CHECK(r.exit_code == 0);
@@ -126,7 +146,7 @@ TEST_CASE("binary output passes byte for byte") {
     CHECK(r.out.shown == std::string("\0\1\xff\xfe\n\0", 6));
 }
 
-TEST_CASE("uncapped pass-through reaches the target fd (splice path)") {
+TEST_CASE("uncapped, with nothing that needs the bytes, the command writes to the target fd itself") {
     const auto dir = temp_dir();
     const auto file = dir + "/out";
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -135,19 +155,30 @@ TEST_CASE("uncapped pass-through reaches the target fd (splice path)") {
     o.caps = OutputCaps{0, 0};
     o.stdout_fd = fd;
     o.stderr_fd = fd;
-    auto r = supervise(sh("head -c 3000000 /dev/urandom | od -An -tx1 | head -c 5000000; echo end"), o);
+    auto r = supervise(sh("head -c 3000000 /dev/urandom | od -An -tx1 | head -c 5000000; echo end; "
+                          "readlink /proc/self/fd/1 /proc/self/fd/2"),
+                       o);
     ::close(fd);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.bytes == 5000004);
-    CHECK(slurp(file).size() == 5000004);
-    CHECK(slurp(file).substr(5000000) == "end\n");
+    CHECK(r.out.bytes == 0);  // not seen by sbx
+    CHECK(slurp(file).size() == 5000004 + 2 * (file.size() + 1));
+    CHECK(slurp(file).substr(5000000) == "end\n" + file + "\n" + file + "\n");
+    // Anything that needs the bytes keeps the pipe.
+    o.tail_bytes = 16;
+    const int again = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    REQUIRE(again >= 0);
+    o.stdout_fd = o.stderr_fd = again;
+    r = supervise(sh("readlink /proc/self/fd/1"), o);
+    ::close(again);
+    CHECK(slurp(file).starts_with("pipe:"));
+    CHECK(r.out.bytes == slurp(file).size());
     std::remove(file.c_str());
     ::rmdir(dir.c_str());
 }
 
 TEST_CASE("the callback sees exactly the shown chunks") {
     std::string seen_out, seen_err;
-    SuperviseOptions o = capture(7, 0);
+    SuperviseOptions o = capture(7, 0, Keep::Head);
     o.on_output = [&](Stream s, std::string_view d) {
         (s == Stream::Stdout ? seen_out : seen_err).append(d);
         return std::string();
@@ -163,7 +194,7 @@ namespace {
 // The command's output goes to a pipe whose reader sleeps for a second; the
 // command (and a heartbeat it started) must die at the 300 ms deadline all
 // the same, and everything shown must reach the reader once it reads.
-void stalled_reader(SuperviseOptions o) {
+void stalled_reader(SuperviseOptions o, std::size_t more_than = 65536) {
     const auto dir = temp_dir();
     const auto beat = dir + "/beat";
     int fds[2];
@@ -188,7 +219,7 @@ void stalled_reader(SuperviseOptions o) {
                                                                  std::chrono::nanoseconds(st.st_mtim.tv_nsec));
     CHECK(r.timed_out);
     CHECK(last_beat - t0 < 800ms);
-    CHECK(got.size() > 65536);
+    CHECK(got.size() > more_than);
     CHECK(got.find_first_not_of("y\n") == std::string::npos);
     std::remove(beat.c_str());
     ::rmdir(dir.c_str());
@@ -200,7 +231,7 @@ TEST_CASE("a reader that stops reading does not hold off the deadline: text mode
     SuperviseOptions o;
     o.tail_bytes = 64;  // read and written, as when sandboxed
     stalled_reader(o);
-    stalled_reader(SuperviseOptions{});  // spliced
+    stalled_reader(SuperviseOptions{}, 65535);  // the command writes to the pipe itself: it fills it
 }
 
 TEST_CASE("a reader that stops reading does not hold off the deadline: event lines") {

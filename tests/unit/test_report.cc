@@ -57,10 +57,11 @@ TEST_CASE("the JSON result has every field of section 4") {
     const auto j = result_json(r);
     for (const char* key : {"command", "cwd", "sandbox", "policy", "exit_code", "signal", "timed_out", "duration_ms",
                             "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
-                            "stderr_bytes", "sandbox_denied", "denials", "escalated", "approval",
-                            "not_enforced"})
+                            "stderr_bytes", "stdout_omitted_bytes", "stdout_omitted_lines",
+                            "stderr_omitted_bytes", "stderr_omitted_lines", "output_cap", "sandbox_denied",
+                            "denials", "escalated", "approval", "not_enforced"})
         CHECK(j.contains(key));
-    CHECK(j.size() == 19);
+    CHECK(j.size() == 24);
     CHECK(j["not_enforced"] == nlohmann::json::array());
     CHECK(j["command"] == nlohmann::json{"touch", "/etc/x"});
     CHECK(j["signal"].is_null());
@@ -86,16 +87,18 @@ TEST_CASE("events: begin, output, end; one line each") {
     CHECK(e["result"] == result_json(r));
 }
 
-TEST_CASE("the truncation note") {
-    StreamResult s;
-    s.bytes = 1058816;
-    s.shown_bytes = 10240;
-    s.shown_lines = 256;
-    s.truncated = true;
-    CHECK(truncation_note(Stream::Stdout, s) ==
-          "sbx: stdout truncated: showed 256 lines (10240 bytes), omitted 1048576 bytes\n");
-    s.truncated = false;
-    CHECK_FALSE(truncation_note(Stream::Stderr, s));
+TEST_CASE("the omitted event, and the result's omission fields") {
+    CHECK(json_line(omitted_event(Stream::Stdout, 1032, 144)) ==
+          "{\"bytes\":1032,\"lines\":144,\"stream\":\"stdout\",\"type\":\"omitted\"}\n");
+    RunReport r = sample();
+    r.result.out.omitted_bytes = 1032;
+    r.result.out.omitted_lines = 144;
+    r.result.caps = OutputCaps{10240, 256, Keep::Tail};
+    const auto j = result_json(r);
+    CHECK(j["stdout_omitted_bytes"] == 1032);
+    CHECK(j["stdout_omitted_lines"] == 144);
+    CHECK(j["stderr_omitted_bytes"] == 0);
+    CHECK(j["output_cap"] == nlohmann::json{{"max_bytes", 10240}, {"max_lines", 256}, {"keep", "tail"}});
 }
 
 TEST_CASE("a path the policy's own entries deny or keep read-only: the note names the entry, never -w") {
