@@ -7,7 +7,7 @@ _sbx() {
         --workspace --exclude-slash-tmp
         --exclude-tmpdir-env-var --protect --unprotect --allow-unprotected --policy-file --policy-json
         --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files"
-    local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --json --events
+    local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --json --events
         --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
         --approver-timeout --session --rules --escalate --justification"
 
@@ -16,6 +16,7 @@ _sbx() {
         -n|--network) COMPREPLY=($(compgen -W "restricted limited full" -- "$cur")); return ;;
         -a|--ask-for-approval) COMPREPLY=($(compgen -W "never on-failure on-request untrusted" -- "$cur")); return ;;
         --stdin) COMPREPLY=($(compgen -W "inherit null" -- "$cur")); return ;;
+        --keep) COMPREPLY=($(compgen -W "head tail both" -- "$cur")); return ;;
         --target-os) COMPREPLY=($(compgen -W "linux macos" -- "$cur")); return ;;
         --reject) COMPREPLY=($(compgen -W "sandbox rules sandbox,rules" -- "$cur")); return ;;
         -w|--writable-root|--workspace|-C|--cwd) _filedir -d; return ;;

@@ -20,6 +20,29 @@ std::size_t sequence_length(char c) {
     return 0;
 }
 
+// Whether s reads as UTF-8 text (sequences cut off at either end allowed):
+// only then is a cut moved off a sequence, so that binary data is cut
+// byte-exact.
+bool looks_like_text(std::string_view s) {
+    std::size_t start = 0;  // the window may begin inside a sequence
+    while (start < 3 && start < s.size() && continuation(s[start])) ++start;
+    for (std::size_t i = start; i < s.size();) {
+        const char c = s[i];
+        if (c == '\0') return false;
+        if (static_cast<unsigned char>(c) < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = sequence_length(c);
+        if (n == 0) return false;
+        for (std::size_t k = 1; k < n && i + k < s.size(); ++k)
+            if (!continuation(s[i + k])) return false;
+        i += n;
+    }
+    return true;
+}
+
+
 std::uint64_t newlines(std::string_view s) {
     return static_cast<std::uint64_t>(std::count(s.begin(), s.end(), '\n'));
 }
@@ -80,7 +103,10 @@ std::size_t OutputCap::take_head(std::string_view chunk) {
     if (!line_full && p < chunk.size() && p > 0 && continuation(chunk[p])) {
         std::size_t i = p;
         while (i > 0 && p - i < 3 && continuation(chunk[i - 1])) --i;
-        if (i > 0 && sequence_length(chunk[i - 1]) > p - (i - 1)) {
+        const std::size_t lead = i > 0 ? i - 1 : 0;
+        const std::size_t from = lead > kTextWindow ? lead - kTextWindow : 0;
+        if (i > 0 && sequence_length(chunk[lead]) > p - lead &&
+            looks_like_text(chunk.substr(from, lead - from + kTextWindow))) {
             const std::size_t cut = i - 1;
             // The line lost its first byte: it is no longer shown.
             if ((cut == 0 ? head_bytes_ == 0 || head_last_ == '\n' : chunk[cut - 1] == '\n')) {
@@ -139,6 +165,7 @@ void OutputCap::drop(std::size_t n) {
     gap_newlines_ += nl;
     ring_newlines_ -= nl;
     gap_last_ = gone.back();
+    remember_gap(gone);
     dropped_ += n;
     ring_start_ += n;
 }
@@ -152,6 +179,7 @@ void OutputCap::to_tail(std::string_view data) {
         const std::string_view gone = data.substr(0, skip);
         gap_newlines_ += newlines(gone);
         gap_last_ = gone.back();
+        remember_gap(gone);
         dropped_ += skip;
         data.remove_prefix(skip);
         ring_.clear();
@@ -171,13 +199,22 @@ void OutputCap::to_tail(std::string_view data) {
         std::size_t n = 0;
         const std::string_view t = tail();
         while (n < 3 && n < t.size() && continuation(t[n])) ++n;
-        drop(n);
+        if (n > 0 && looks_like_text(gap_context_ + std::string(t.substr(0, kTextWindow)))) drop(n);
     }
     // Now and then, not at every chunk: the buffer stays under twice the budget.
     if (ring_start_ > 0 && ring_start_ >= ring_.size() / 2) {
         ring_.erase(0, ring_start_);
         ring_start_ = 0;
     }
+}
+
+void OutputCap::remember_gap(std::string_view gone) {
+    if (gone.size() >= kTextWindow) {
+        gap_context_.assign(gone.substr(gone.size() - kTextWindow));
+        return;
+    }
+    gap_context_.append(gone);
+    if (gap_context_.size() > kTextWindow) gap_context_.erase(0, gap_context_.size() - kTextWindow);
 }
 
 std::uint64_t OutputCap::total_lines() const {

@@ -75,10 +75,13 @@ private:
     void close_head();
     void to_tail(std::string_view data);
     void drop(std::size_t n);  // n bytes from the tail's front into the gap
+    void remember_gap(std::string_view gone);
     std::uint64_t ring_lines() const;
 
     OutputCaps caps_;
     static constexpr std::uint64_t kNone = UINT64_MAX;  // no limit
+    // How much text around a cut is looked at to tell UTF-8 from binary.
+    static constexpr std::size_t kTextWindow = 64;
     // Head: what is shown live.
     bool head_open_ = true;
     std::uint64_t head_max_bytes_ = kNone, head_max_lines_ = kNone;
@@ -95,6 +98,7 @@ private:
     // The gap between head and tail: bytes dropped, their newlines, the last.
     std::uint64_t dropped_ = 0, gap_newlines_ = 0;
     char gap_last_ = '\n';
+    std::string gap_context_;  // the gap's last kTextWindow bytes (is it text?)
     // The whole stream.
     std::uint64_t total_ = 0, newlines_ = 0;
     char last_ = '\n';

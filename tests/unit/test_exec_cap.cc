@@ -206,6 +206,10 @@ TEST_CASE("UTF-8 is not split where the sequence is in view") {
     const Shown both = feed(cap, {emoji});
     CHECK(both.head == "ab");
     CHECK(both.all() == emoji);
+    // Binary data (not UTF-8 text around the cut) is cut byte-exact.
+    const std::string bin("\xff\x01\x02\xC3\xA9\x03", 6);
+    CHECK(run(OutputCaps{4, 0, Keep::Head}, {bin}).head == bin.substr(0, 4));
+    CHECK(run(OutputCaps{2, 0, Keep::Tail}, {bin}).tail == bin.substr(4));
     // A line made only of the sequence that the head gives back is not shown.
     OutputCap lines(OutputCaps{5, 0, Keep::Head});
     feed(lines, {"abc\n\xC3\xA9\n"});
