@@ -222,8 +222,9 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
                "head, tail or both (default): over the cap, show the first part, the last, or the first "
                "half live and the last half when the command ends");
     add.flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout");
-    add.flag("--events", text.events, "Print JSON Lines while running: begin, output, omitted (where the cap left output out), end "
-                                   "(the result)");
+    add.flag("--events", text.events,
+             "Print JSON Lines while running: begin, output, omitted (where the cap left output out), end (the "
+             "result)");
     add.option("--env", text.env, "Set KEY=VALUE in the command's environment (repeatable)");
     add.option("--unset-env", text.unset_env, "Remove KEY from the command's environment (repeatable)");
     add.flag("--clear-env", args.command.clear_env,

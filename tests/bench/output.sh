@@ -1,36 +1,45 @@
 #!/usr/bin/env bash
 # 1 GiB of output through `sbx run --no-output-cap` against a plain pipe, in
-# one run: wall time (best of $RUNS) and sbx's peak RSS, printed as ratios.
-#   tests/bench/output.sh [BUILD_DIR [SIZE]]   (default: build 1G; RUNS=3;
+# one run: wall time and sbx's peak RSS, printed side by side with the ratio.
+#   tests/bench/output.sh [BUILD_DIR [SIZE]]   (default: build 1G; RUNS=5;
 #                                              SBX=path overrides BUILD_DIR/sbx)
+# The plain pipe and sbx run in turn (plain, sbx, plain, sbx, ...) so that a
+# machine whose speed drifts treats both alike; each line gives the best of
+# RUNS and the ratio of the bests, and the median of the per-pair ratios.
 # Figures, not assertions: the targets are <= 1.2x the time and < 8 MiB RSS.
 set -u
 build=${1:-build}
 SIZE=${2:-1G}
 SBX=${SBX:-$build/sbx}
 [ -x "$SBX" ] || { echo "output.sh: $SBX is not an executable sbx (build it, or pass BUILD_DIR)" >&2; exit 1; }
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 cmd=(head -c "$SIZE" /dev/zero)
-sbx=("$SBX" run --no-output-cap -p danger-full-access --)
+full=("$SBX" run -p danger-full-access)
 
 now_ns() { date +%s%N; }
-best() {  # best wall time in ms of RUNS runs of: bash -c "$1"
-    local best_ms="" t0 ms i
-    for i in $(seq 1 "$RUNS"); do
-        t0=$(now_ns)
-        bash -c "$1"
-        ms=$(( ($(now_ns) - t0) / 1000000 ))
-        if [ -z "$best_ms" ] || [ "$ms" -lt "$best_ms" ]; then best_ms=$ms; fi
-    done
-    echo "$best_ms"
+ms_of() {  # wall time in ms of: bash -c "$1"
+    local t0; t0=$(now_ns)
+    bash -c "$1"
+    echo $(( ($(now_ns) - t0) / 1000000 ))
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 q() { printf '%q ' "$@"; }
 
-plain_pipe=$(best "$(q "${cmd[@]}") | cat >/dev/null")
-direct=$(best "$(q "${cmd[@]}") >/dev/null")
-sbx_null=$(best "$(q "${sbx[@]}" "${cmd[@]}") >/dev/null")
-sbx_pipe=$(best "$(q "${sbx[@]}" "${cmd[@]}") | cat >/dev/null")
+plain_pipe="$(q "${cmd[@]}") | cat >/dev/null"
+# pair LABEL SBX_COMMAND: RUNS turns of plain pipe and sbx; one line of figures.
+pair() {
+    local label=$1 run=$2 i p s best_p="" best_s="" ratios=""
+    for i in $(seq 1 "$RUNS"); do
+        p=$(ms_of "$plain_pipe")
+        s=$(ms_of "$run")
+        if [ -z "$best_p" ] || [ "$p" -lt "$best_p" ]; then best_p=$p; fi
+        if [ -z "$best_s" ] || [ "$s" -lt "$best_s" ]; then best_s=$s; fi
+        ratios+="$(ratio "$s" "$p")"$'\n'
+    done
+    printf '  %-46s %6s ms   plain pipe %6s ms   ratio %s (median of pairs %s)\n' \
+        "$label" "$best_s" "$best_p" "$(ratio "$best_s" "$best_p")" "$(printf '%s' "$ratios" | median)"
+}
 
 rss() {  # peak RSS in KiB of the program run by: bash -c "$1" (wrapped in time)
     local f; f=$(mktemp)
@@ -38,19 +47,22 @@ rss() {  # peak RSS in KiB of the program run by: bash -c "$1" (wrapped in time)
     awk -F': ' '/Maximum resident/ {print $2}' "$f"
     rm -f "$f"
 }
-if [ -x /usr/bin/time ]; then
-    rss_sbx=$(rss "$(q "${sbx[@]}" "${cmd[@]}") | cat >/dev/null")
-    rss_cat=$(rss "cat </dev/zero | head -c $SIZE >/dev/null")
-    rss_capped=$(rss "$(q "$SBX" run -p danger-full-access --json -- "${cmd[@]}") >/dev/null")
-fi
 
-echo "sbx output benchmark: $SIZE of /dev/zero, best of $RUNS runs"
-printf '  %-44s %6s ms\n' "head | cat >/dev/null (plain pipe)" "$plain_pipe"
-printf '  %-44s %6s ms\n' "head >/dev/null (no pipe)" "$direct"
-printf '  %-44s %6s ms   ratio to plain pipe %s\n' "sbx run --no-output-cap >/dev/null" "$sbx_null" "$(ratio "$sbx_null" "$plain_pipe")"
-printf '  %-44s %6s ms   ratio to plain pipe %s\n' "sbx run --no-output-cap | cat >/dev/null" "$sbx_pipe" "$(ratio "$sbx_pipe" "$plain_pipe")"
+echo "sbx output benchmark: $SIZE of /dev/zero, $RUNS runs each, in turn with a plain pipe"
+echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+pair "sbx run --no-output-cap | cat (pass-through)" "$(q "${full[@]}" --no-output-cap -- "${cmd[@]}") | cat >/dev/null"
+pair "sbx run --no-output-cap >/dev/null" "$(q "${full[@]}" --no-output-cap -- "${cmd[@]}") >/dev/null"
+pair "sbx run (default cap, keep both) | cat" "$(q "${full[@]}" -- "${cmd[@]}") 2>/dev/null | cat >/dev/null"
+pair "sbx run -p read-only --no-output-cap | cat" \
+    "$(q "$SBX" run -p read-only --no-output-cap -- "${cmd[@]}") | cat >/dev/null"
+echo "  load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -x /usr/bin/time ]; then
-    printf '  %-44s %6s KiB  ratio to cat %s\n' "peak RSS: sbx, uncapped, to a pipe" "$rss_sbx" "$(ratio "$rss_sbx" "$rss_cat")"
-    printf '  %-44s %6s KiB  ratio to cat %s\n' "peak RSS: sbx --json (default caps)" "$rss_capped" "$(ratio "$rss_capped" "$rss_cat")"
-    printf '  %-44s %6s KiB\n' "peak RSS: cat (the plain pipe's reader)" "$rss_cat"
+    rss_cat=$(rss "cat </dev/zero | head -c $SIZE >/dev/null")
+    rss_sbx=$(rss "$(q "${full[@]}" --no-output-cap -- "${cmd[@]}") | cat >/dev/null")
+    rss_ro=$(rss "$(q "$SBX" run -p read-only --no-output-cap -- "${cmd[@]}") | cat >/dev/null")
+    rss_capped=$(rss "$(q "${full[@]}" --json -- "${cmd[@]}") >/dev/null")
+    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx, uncapped, to a pipe" "$rss_sbx" "$(ratio "$rss_sbx" "$rss_cat")"
+    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx -p read-only, uncapped" "$rss_ro" "$(ratio "$rss_ro" "$rss_cat")"
+    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx --json (default caps)" "$rss_capped" "$(ratio "$rss_capped" "$rss_cat")"
+    printf '  %-46s %6s KiB\n' "peak RSS: cat (the plain pipe's reader)" "$rss_cat"
 fi
