@@ -43,8 +43,29 @@ bool looks_like_text(std::string_view s) {
 }
 
 
+// The newlines in s, eight bytes at a time (every byte of a capped stream
+// passes here; std::count is a byte at a time).
 std::uint64_t newlines(std::string_view s) {
-    return static_cast<std::uint64_t>(std::count(s.begin(), s.end(), '\n'));
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kLow7 = 0x7F7F7F7F7F7F7F7FULL, kNl = kOnes * '\n';
+    const char* p = s.data();
+    std::size_t n = s.size();
+    std::uint64_t count = 0;
+    while (n >= 8) {
+        std::uint64_t lanes = 0;  // per byte: the newlines seen there, at most 255
+        const std::size_t words = std::min<std::size_t>(n / 8, 255);
+        for (std::size_t w = 0; w < words; ++w) {
+            std::uint64_t x;
+            std::memcpy(&x, p + 8 * w, 8);
+            x ^= kNl;  // a newline is now a zero byte: its high bit ends up set, exactly
+            lanes += (~(((x & kLow7) + kLow7) | x) >> 7) & kOnes;
+        }
+        lanes = (lanes & 0x00FF00FF00FF00FFULL) + ((lanes >> 8) & 0x00FF00FF00FF00FFULL);
+        count += (lanes * 0x0001000100010001ULL) >> 48;
+        p += 8 * words;
+        n -= 8 * words;
+    }
+    for (std::size_t i = 0; i < n; ++i) count += p[i] == '\n' ? 1 : 0;
+    return count;
 }
 
 std::string plural(std::uint64_t n, const char* what) {
@@ -136,7 +157,8 @@ void OutputCap::close_head() {
 std::size_t OutputCap::admit(std::string_view chunk) {
     if (chunk.empty()) return 0;
     total_ += chunk.size();
-    newlines_ += newlines(chunk);
+    const std::uint64_t nl = newlines(chunk);
+    newlines_ += nl;
     last_ = chunk.back();
     if (unlimited()) {
         head_bytes_ += chunk.size();
@@ -145,7 +167,10 @@ std::size_t OutputCap::admit(std::string_view chunk) {
     }
     std::size_t shown = 0;
     if (head_open_) shown = take_head(chunk);
-    if (shown < chunk.size()) to_tail(chunk.substr(shown));
+    if (shown < chunk.size()) {
+        const std::string_view rest = chunk.substr(shown);
+        to_tail(rest, shown == 0 ? nl : newlines(rest));
+    }
     return shown;
 }
 
@@ -170,23 +195,25 @@ void OutputCap::drop(std::size_t n) {
     ring_start_ += n;
 }
 
-void OutputCap::to_tail(std::string_view data) {
+void OutputCap::to_tail(std::string_view data, std::uint64_t data_newlines) {
     if (data.size() > tail_max_bytes_) {
         // Only the end of this chunk can be kept: what came before goes, and
         // the chunk's own front goes without being copied.
         drop(tail().size());
         const std::size_t skip = data.size() - static_cast<std::size_t>(tail_max_bytes_);
         const std::string_view gone = data.substr(0, skip);
-        gap_newlines_ += newlines(gone);
+        data.remove_prefix(skip);
+        const std::uint64_t kept = newlines(data);
+        gap_newlines_ += data_newlines - kept;
+        data_newlines = kept;
         gap_last_ = gone.back();
         remember_gap(gone);
         dropped_ += skip;
-        data.remove_prefix(skip);
         ring_.clear();
         ring_start_ = 0;
     }
     ring_.append(data);
-    ring_newlines_ += newlines(data);
+    ring_newlines_ += data_newlines;
     if (tail().size() > tail_max_bytes_) drop(tail().size() - static_cast<std::size_t>(tail_max_bytes_));
     // Whole lines go from the front while there are too many.
     while (ring_lines() > tail_max_lines_) {

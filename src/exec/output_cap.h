@@ -73,7 +73,7 @@ public:
 private:
     std::size_t take_head(std::string_view chunk);
     void close_head();
-    void to_tail(std::string_view data);
+    void to_tail(std::string_view data, std::uint64_t data_newlines);
     void drop(std::size_t n);  // n bytes from the tail's front into the gap
     void remember_gap(std::string_view gone);
     std::uint64_t ring_lines() const;

@@ -42,7 +42,7 @@ using exec::Fd;
 
 constexpr std::array kForwarded{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
-constexpr std::size_t kReadBuffer = 64 * 1024;
+constexpr std::size_t kReadBuffer = 256 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
 // What a helper gets at the timeout to remove its placeholders and end (it
 // needs about a millisecond): short enough that sbx still returns within

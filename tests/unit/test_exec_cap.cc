@@ -3,6 +3,7 @@
 // mode; a property test checks every count against a brute-force reading.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -287,5 +288,19 @@ TEST_CASE("property: head, tail and counts agree with a brute-force reading") {
         if (caps.keep == Keep::Head) CHECK(got.tail.empty());
         if (caps.keep == Keep::Tail && !(caps.max_bytes == 0 && caps.max_lines == 0)) CHECK(got.head.empty());
         if (caps.keep == Keep::Both && caps.max_bytes != 0) CHECK(got.head.size() <= caps.max_bytes / 2);
+    }
+}
+
+TEST_CASE("lines are counted exactly whatever the bytes around them") {
+    std::mt19937 rng(99);
+    const char bytes[] = {'\n', '\x8a', '\x0b', '\x09', '\x00', '\xff', 'a', '\x7f'};
+    for (int round = 0; round < 200; ++round) {
+        std::string s;
+        const int len = std::uniform_int_distribution<int>(0, 3000)(rng);
+        for (int i = 0; i < len; ++i) s += bytes[std::uniform_int_distribution<int>(0, 7)(rng)];
+        OutputCap cap(OutputCaps{0, 0, Keep::Both});
+        cap.admit(s);
+        const auto nl = static_cast<std::uint64_t>(std::count(s.begin(), s.end(), '\n'));
+        CHECK(cap.total_lines() == (s.empty() ? 0 : nl + (s.back() == '\n' ? 0 : 1)));
     }
 }
