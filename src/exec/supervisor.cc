@@ -318,24 +318,6 @@ struct Pump {
     bool readable() const { return open && !(sink && sink->full()); }
 };
 
-bool write_all(int fd, const char* data, std::size_t n) {
-    while (n > 0) {
-        const ssize_t w = ::write(fd, data, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) {
-                pollfd p{fd, POLLOUT, 0};
-                ::poll(&p, 1, -1);
-                continue;
-            }
-            return false;
-        }
-        data += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return true;
-}
-
 class Loop {
 public:
     explicit Loop(const SuperviseOptions& opt) : opt_(opt), buf_(new char[kReadBuffer]) {}
@@ -419,7 +401,7 @@ public:
         s.own_tried = true;
         s.stalled = false;
         const auto t = Clock::now();
-        if (s.waiting() && !write_all(s.fd, s.pending.data() + s.sent, s.pending.size() - s.sent)) s.gone = true;
+        if (s.waiting() && !write_all(s.fd, std::string_view(s.pending).substr(s.sent))) s.gone = true;
         writing_ += Clock::now() - t;
         s.drop();
     }
@@ -787,7 +769,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         result.exit_code = (failure[1] == ENOENT || failure[1] == ENOTDIR) ? 127 : 126;
         result.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
-        if (err_direct) write_all(opt.stderr_fd, line.data(), line.size());
+        if (err_direct) write_all(opt.stderr_fd, line);
         else loop.emit(err, line.substr(0, err.cap.admit(line)));
         end_streams();
         fill(result.out, out.cap);
