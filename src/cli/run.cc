@@ -165,6 +165,8 @@ public:
         if (a.result.survivors > 0)
             notes += fmt::format("sbx: warning: {} processes of the command could not be killed\n",
                                  a.result.survivors);
+        // On a line of their own, even after output that ended mid-line.
+        if (!notes.empty() && a.result.stderr_mid_line) notes = std::string(1, '\n') + notes;
         return notes;
     }
 

@@ -772,6 +772,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         if (err_direct) write_all(opt.stderr_fd, line);
         else loop.emit(err, line.substr(0, err.cap.admit(line)));
         end_streams();
+        result.stderr_mid_line = opt.passthrough && err_sink.last != '\n';
         fill(result.out, out.cap);
         fill(result.err, err.cap);
         if (report_pipe) result.report = read_available(report_pipe->read.get());
@@ -894,6 +895,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
         result.signal = SIGKILL;
     }
     if (result.timed_out) result.exit_code = 124;
+    result.stderr_mid_line = opt.passthrough && err_sink.last != '\n';
     fill(result.out, out.cap);
     fill(result.err, err.cap);
     if (report_pipe) result.report = read_available(report_pipe->read.get());

@@ -83,6 +83,10 @@ struct ExecResult {
     // Descendants still alive after the final kill (should be 0: a process
     // in uninterruptible sleep can delay its death).
     std::size_t survivors = 0;
+    // Text mode: what sbx last wrote to its stderr (or to the same file
+    // through stdout) ended mid-line, so a note after the run starts with a
+    // newline.
+    bool stderr_mid_line = false;
 };
 
 // Runs the plan to completion.  While it runs, SIGINT, SIGTERM, SIGHUP and

@@ -110,4 +110,10 @@ head -c 3000000 /dev/urandom >"$d/bin"
 "$SBX" run "${full[@]}" --no-output-cap -- cat "$d/bin" | cat >"$d/bin.out"
 ok "uncapped through a pipe: every byte" cmp "$d/bin" "$d/bin.out"
 
+# --- sbx's later notes start on a line of their own too ------------------------------
+"$SBX" run "${full[@]}" -t 300ms -- sh -c 'printf partial >&2; exec sleep 30' 2>"$d/err"
+is "a timeout after output cut mid-line: 124" 124 $?
+printf 'partial\nsbx: timed out after 300ms: every process of the command was killed\n' >"$d/want"
+same "  the note on a line of its own" "$d/want" "$d/err"
+
 done_testing
