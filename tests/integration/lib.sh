@@ -13,7 +13,8 @@
 #   scratch                a fresh directory, removed at exit (echoes its path)
 #   protected_names_in DIR the default protected names present in DIR (a
 #                          placeholder left behind shows here)
-#   eventually CMD...      runs CMD until it succeeds, for up to 2 s
+#   eventually CMD...      runs CMD until it succeeds; fails after
+#                          $SBX_TEST_PATIENCE seconds (default 30)
 #   placeholders_gone DIR  DIR holds none of the default protected names
 #   is_placeholder PATH    PATH is a placeholder as the helper makes them on
 #                          the host: an empty directory of mode 0000
@@ -90,10 +91,18 @@ is_placeholder() {
     [ -d "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %a "$1")" = 0 ]
 }
 
+# Every wait of the tests goes through here: it waits for a condition, never
+# for a time.  The bound only limits how long a failure takes to show: it is
+# far above what the slowest loaded machine needs (a sandbox starts in
+# milliseconds), so that a pass never depends on the machine's speed.  The
+# poll starts at 10 ms and backs off to 100 ms, so a long wait costs no CPU.
 eventually() {
-    local _
-    for _ in $(seq 200); do "$@" && return 0; sleep 0.01; done
-    return 1
+    local end=$((SECONDS + ${SBX_TEST_PATIENCE:-30})) nap=0.01
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep "$nap"
+        case $nap in 0.01) nap=0.02 ;; 0.02) nap=0.05 ;; *) nap=0.1 ;; esac
+    done
 }
 
 _cleanup_scratch() {
