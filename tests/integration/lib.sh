@@ -16,6 +16,8 @@
 #   eventually CMD...      runs CMD until it succeeds; fails after
 #                          $SBX_TEST_PATIENCE seconds (default 30)
 #   placeholders_gone DIR  DIR holds none of the default protected names
+#   ended PID              PID has ended: gone, or a zombie (its files, locks
+#                          and mounts are released by then)
 #   is_placeholder PATH    PATH is a placeholder as the helper makes them on
 #                          the host: an empty directory of mode 0000
 #   done_testing           prints the plan; exits non-zero if anything failed
@@ -103,6 +105,13 @@ eventually() {
         sleep "$nap"
         case $nap in 0.01) nap=0.02 ;; 0.02) nap=0.05 ;; *) nap=0.1 ;; esac
     done
+}
+
+ended() {
+    local st
+    read -r st 2>/dev/null <"/proc/$1/stat" || return 0
+    st=${st##*) }
+    [ "${st%% *}" = Z ]
 }
 
 _cleanup_scratch() {

@@ -191,13 +191,6 @@ within() {
         sleep 0.01
     done
 }
-# A child of this shell that has ended (a zombie until waited for).
-ended() {
-    local st
-    read -r st 2>/dev/null <"/proc/$1/stat" || return 0
-    st=${st##*) }
-    [ "${st%% *}" = Z ]
-}
 # No process whose command line names $1 is left (sbx, the helper, the command).
 none_names() { ! pgrep -f "$1" >/dev/null; }
 late_writer="(sleep 3; touch '$d/late') &"
