@@ -96,11 +96,13 @@ is "a refused run runs nothing" "<missing>" "$(content "$ws/never")"
 # --- signals and the process structure ------------------------------------
 # Background jobs of a script start with SIGINT and SIGQUIT ignored, which a
 # shell cannot trap: env --default-signal gives the helper (and so the
-# command) the default dispositions.  Every loop is bounded.
+# command) the default dispositions.  Every loop is bounded (by the test's
+# own time limit: 60 s); every wait is for a condition (eventually).
+ready() { eventually test -s "$ws/ready-file"; }
 "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
-    sh -c 'trap "echo got-term > term-file; exit 3" TERM; echo ready > ready-file; for i in $(seq 200); do sleep 0.05; done' &
+    sh -c 'trap "echo got-term > term-file; exit 3" TERM; echo ready > ready-file; for i in $(seq 1200); do sleep 0.05; done' &
 pid=$!
-for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+ready
 kill -TERM "$pid"
 wait "$pid"
 is "SIGTERM to the helper reaches the command (its exit status)" "3" "$?"
@@ -109,9 +111,9 @@ is "SIGTERM to the helper reaches the command (its trap ran)" "got-term" "$(cont
 for sig in INT HUP QUIT; do
     rm -f "$ws/ready-file" "$ws/sig-file"
     env --default-signal "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
-        sh -c "trap 'echo $sig > sig-file; exit 4' $sig; echo ready > ready-file; for i in \$(seq 200); do sleep 0.05; done" &
+        sh -c "trap 'echo $sig > sig-file; exit 4' $sig; echo ready > ready-file; for i in \$(seq 1200); do sleep 0.05; done" &
     pid=$!
-    for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+    ready
     kill -"$sig" "$pid"
     wait "$pid"
     is "SIG$sig to the helper is forwarded to the command" "4 $sig" "$? $(content "$ws/sig-file")"
@@ -122,16 +124,18 @@ rm -f "$ws/ready-file"
 "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
     bash -c "setsid bash -c 'trap \"\" TERM HUP; exec -a $marker sleep 60' </dev/null >/dev/null 2>&1 & echo ready > ready-file; exec -a $marker sleep 60" &
 pid=$!
-for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
-sleep 0.1
-is "the command and its setsid grandchild are running" "2" "$(pgrep -f "^$marker" | wc -l)"
+ready
+running() { test "$(pgrep -f "^$marker" | wc -l)" = "$1"; }
+ok "the command and its setsid grandchild are running" eventually running 2
+pid1=$(pgrep -P "$pid")
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-for _ in $(seq 40); do [ -z "$(pgrep -f "^$marker")" ] && break; sleep 0.05; done
-is "SIGKILL of the helper kills everything in the sandbox" "" "$(pgrep -f "^$marker" || true)"
+ok "SIGKILL of the helper kills everything in the sandbox" eventually running 0
 pkill -f "^$marker" 2>/dev/null
-eventually placeholders_gone "$ws"
-is "... and its pid 1 removes the placeholders" "" "$(protected_names_in "$ws")"
+ok "... and its pid 1 removes the placeholders" eventually placeholders_gone "$ws"
+# That pid 1 has ended too (it is a zombie of init, or gone): the next run
+# below must not meet its cleanup (its locks) half done.
+ok "... and that pid 1 ends" eventually ended "$pid1"
 # A helper killed together with its pid 1 leaves its placeholders behind.
 # The helper is stopped first (it cannot clean up), then pid 1 is killed
 # (it never learns of the helper's end), then the helper.  (Stopping pid 1
@@ -142,13 +146,14 @@ rm -f "$ws/ready-file"
 "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$WW" -- \
     sh -c 'echo ready > ready-file; exec sleep 60' &
 pid=$!
-for _ in $(seq 100); do [ -e "$ws/ready-file" ] && break; sleep 0.05; done
+ok "the helper's command runs" ready
 pid1=$(pgrep -P "$pid")
-state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+in_state() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; }
 kill -STOP "$pid"
-eventually test "$(state_of "$pid")" = T
+ok "the helper is stopped" eventually in_state "$pid" T
 kill -KILL "$pid1"
-eventually test "$(state_of "$pid1")" = Z  # dead, its namespace gone; the helper has not reaped it
+# dead, its namespace gone; the stopped helper has not reaped it
+ok "its pid 1 ($pid1) is dead and not reaped" eventually in_state "$pid1" Z
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 ok "a helper killed with its pid 1 leaves its placeholder behind (empty, mode 0000)" is_placeholder "$ws/.sbx"
