@@ -89,9 +89,13 @@ is "no placeholder or protected name is left in the workspace" "" \
 helper_pid=$!
 eventually pgrep -fx "sleep 31.25" >/dev/null
 is "a running sandbox has its placeholders" ".agents .aws .codex .git .sbx" "$(protected_names_in "$ws" | sort | xargs)"
+pid1=$(pgrep -P "$helper_pid")
 kill -KILL "$helper_pid"
 wait "$helper_pid" 2>/dev/null
 ok "the helper killed with SIGKILL: no placeholder is left in the workspace" eventually placeholders_gone "$ws"
+# Its pid 1 ends once it has cleaned up everywhere (/tmp too): the next runs
+# must not meet its locks.
+ok "... and its pid 1 ends" eventually ended "$pid1"
 ok "... and the command is gone" sh -c '! pgrep -fx "sleep 31.25"'
 
 # A .git file pointing to a gitdir inside the workspace: both are protected.
@@ -147,11 +151,15 @@ not_ok "read-only: \$TMPDIR is not writable" env TMPDIR="$tmpd" "$HELPER" --sand
 is "no \$TMPDIR file was made when excluded" "<missing>" "$(content "$tmpd/u")"
 
 # Two runs share /tmp: the protection of /tmp/.git holds for the longer one
-# after the shorter one ended.
-rw sh -c "sleep 1; mkdir /tmp/.git 2>/dev/null && echo CREATED > '$ws/concurrent'" &
+# after the shorter one ended (the longer one waits for $ws/short-done,
+# which is made once the shorter one has ended; bounded by 60 s).
+rm -f "$ws/long-up" "$ws/short-done"
+rw sh -c "touch '$ws/long-up'; i=0; while [ ! -e '$ws/short-done' ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i+1)); done
+          mkdir /tmp/.git 2>/dev/null && echo CREATED > '$ws/concurrent'" &
 long=$!
-sleep 0.3
+eventually test -e "$ws/long-up"
 rw true
+touch "$ws/short-done"
 wait $long
 is "concurrent runs: /tmp/.git stayed masked for the longer run" "<missing>" "$(content "$ws/concurrent")"
 
@@ -194,9 +202,12 @@ ok "signals to the command's own children work" rw sh -c 'sleep 30 & kill -TERM 
 # Killing: a double-forked setsid grandchild that ignores SIGTERM does not
 # outlive the sandbox.
 marker="sbx-orphan-$$-$RANDOM"
-rw bash -c "setsid bash -c 'trap \"\" TERM HUP; exec -a $marker sleep 60' </dev/null >/dev/null 2>&1 & sleep 0.2; pgrep -f ^$marker > '$ws/orphan-pid'; exit 0"
+# The command ends once the grandchild runs (bounded by 60 s).  The helper
+# returns only after its pid 1 was reaped, and the kernel reaps pid 1 only
+# after every process of its namespace: no wait is needed after it.
+rw bash -c "setsid bash -c 'trap \"\" TERM HUP; exec -a $marker sleep 60' </dev/null >/dev/null 2>&1 &
+    for i in \$(seq 1200); do pgrep -f ^$marker > '$ws/orphan-pid' && break; sleep 0.05; done; exit 0"
 is "the setsid grandchild was running inside" "1" "$(wc -l < "$ws/orphan-pid")"
-sleep 0.2
 is "a setsid grandchild is killed when the command ends" "" "$(pgrep -f "^$marker" || true)"
 pkill -f "^$marker" 2>/dev/null
 
@@ -281,29 +292,38 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
     is "... and no placeholder is left in the workspace" "" \
         "$(protected_names_in "$ws")"
     # A helper that cannot clean up (held in a ptrace stop, which SIGCONT does
-    # not end) gets a short grace only: sbx still returns within 100 ms of the
-    # deadline, and the next run there removes the placeholders left behind.
+    # not end) gets a short grace only: sbx kills it and returns at its
+    # deadline (the holder holds for 600 s: sbx waiting for the helper would
+    # not return), the helper never ran again (its placeholders are left),
+    # and the next run there removes them.  The deadline leaves seconds for
+    # the holder to start (a stopped sbx would not help: a timer continues it
+    # at its deadline).
     held=$(scratch)
-    t0=$(date +%s%N)
-    "$SBX" run -p workspace-write -C "$ws" -t 500ms -- sleep 30 2>/dev/null &
+    "$SBX" run -p workspace-write -C "$ws" -t 5s -- sleep 30 2>/dev/null &
     sbx_pid=$!
     eventually is_placeholder "$ws/.sbx"
-    python3 "$(dirname "$0")/progs/hold.py" "$(pgrep -P "$sbx_pid")" "$held/ready" 5 &
+    helper_pid=$(pgrep -P "$sbx_pid")
+    python3 "$(dirname "$0")/progs/hold.py" "$helper_pid" "$held/ready" 600 &
     holder=$!
+    eventually test -e "$held/ready"
+    not_ok "the helper is held in a ptrace stop before the deadline (sbx has not ended)" ended "$sbx_pid"
     wait "$sbx_pid"
-    rc=$?; elapsed=$(( ($(date +%s%N) - t0) / 1000000 ))
-    kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
-    is "a helper held at the timeout (it was held: $([ -e "$held/ready" ] && echo yes || echo no)): 124" 124 $rc
-    ok "... sbx returned ${elapsed} ms after start (deadline 500 ms, limit 650)" test "$elapsed" -lt 650
+    rc=$?
+    kill -KILL "$helper_pid" 2>/dev/null  # (sbx did; should it not have: no cleanup either)
+    wait "$holder" 2>/dev/null
+    is "a helper held at the timeout: 124" 124 $rc
+    ok "... the helper never ran again: its placeholder is left" is_placeholder "$ws/.sbx"
     "$SBX" run -p workspace-write -C "$ws" -- true
     is "... and the next run removes what it left" "" "$(protected_names_in "$ws")"
     # sbx killed with SIGKILL: its helper dies with it, and pid 1 cleans up.
     "$SBX" run -p workspace-write -C "$ws" -- sleep 32.25 2>/dev/null &
     sbx_pid=$!
     eventually pgrep -fx "sleep 32.25" >/dev/null
+    pid1=$(pgrep -P "$(pgrep -P "$sbx_pid")")
     kill -KILL "$sbx_pid"
     wait "$sbx_pid" 2>/dev/null
     ok "sbx killed with SIGKILL: no placeholder is left in the workspace" eventually placeholders_gone "$ws"
+    ok "... and the sandbox's pid 1 ends" eventually ended "$pid1"
     ok "... and the command is gone" sh -c '! pgrep -fx "sleep 32.25"'
     is "sbx run: nothing is listed as not enforced when every layer applies" "[]" \
         "$("$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
@@ -317,13 +337,17 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
         # ... and with --allow-unprotected the JSON result says what was left out.
         is "sbx run --allow-unprotected: the result lists what is not enforced" '["protected paths", "hidden Codex sockets", "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"]' \
             "$(unshare -U "$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
-        # There the helper becomes the command: its deadline is not delayed
-        # by the grace a helper gets to clean up.
+        # There the helper becomes the command, and is killed at the
+        # deadline like any command.  (The grace a helper gets to clean up
+        # is 50 ms at most: below this machine's noise, so not timed here.
+        # The bound checks that the deadline, not the command's own 30 s,
+        # ended the run; it is far above any load's delay.)
         t0=$(date +%s%N)
         unshare -U "$SBX" run --allow-unprotected -p workspace-write -C "$ws" -t 300ms -- sleep 30 2>/dev/null
         rc=$?; elapsed=$(( ($(date +%s%N) - t0) / 1000000 ))
         is "sbx run --allow-unprotected killed at its timeout: 124" 124 $rc
-        ok "... after ${elapsed} ms (deadline 300 ms, limit 700)" test "$elapsed" -lt 700
+        ok "... after ${elapsed} ms (deadline 300 ms; the command alone would take 30 s)" \
+            test "$elapsed" -ge 300 -a "$elapsed" -lt 15000
     fi
 else
     skip "sbx run" "sbx run is not available"
