@@ -23,12 +23,12 @@ probe=$d/net-probe
 # The host's listeners: loopback TCP/UDP on both families, a pathname stream
 # socket, a pathname datagram socket and an abstract name.
 abstract=sbx-net-test-$$-$RANDOM
-"$python" "$here/progs/listener.py" "$d/log" "$d/ready" 60 tcp4 tcp6 udp4 udp6 \
+# (It listens until this script ends, whatever the load: the trap kills it.)
+"$python" "$here/progs/listener.py" "$d/log" "$d/ready" 3600 tcp4 tcp6 udp4 udp6 \
     "unix:$d/host.sock" "unixdgram:$d/host-dgram.sock" "abstract:$abstract" &
 listener_pid=$!
 trap 'kill $listener_pid 2>/dev/null; _cleanup_scratch' EXIT
-for _ in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.05; done
-[ -e "$d/ready" ] || { echo "Bail out! the host listener did not start"; exit 1; }
+eventually test -e "$d/ready" || { echo "Bail out! the host listener did not start"; exit 1; }
 port() { awk -v k="$1" '$1 == k { print $2 }' "$d/ready"; }
 tcp4=$(port tcp4) tcp6=$(port tcp6) udp4=$(port udp4) udp6=$(port udp6)
 : >"$d/log"
@@ -39,14 +39,25 @@ sandbox() {  # NETWORK CMD...
         --sandbox-policy "{\"mode\":\"workspace-write\",\"network\":\"$net\"}" -- "$@"
 }
 sandbox_in_ws() { (cd "$ws" && sandbox "$@"); }
-# True when the host listener logged "KIND MSG" (waits briefly: it polls).
-reached() {
-    local i
-    for i in 1 2 3 4 5 6 7 8 9 10; do
-        grep -qx -- "$1 $2" "$d/log" && return 0
-        sleep 0.05
+# True when the host listener logged "KIND MSG" (it polls: waits for it).
+logged() { grep -qx -- "$1 $2" "$d/log"; }
+reached() { eventually logged "$1" "$2"; }
+# Once every listener has logged a marker sent now from outside, it has
+# logged everything that reached it before (one listener per socket, each
+# socket's queue in order): what is not in the log by then never arrived.
+settle() {
+    local tag=settle-${EPOCHREALTIME/./}
+    "$probe" tcp 127.0.0.1 "$tcp4" "$tag" >/dev/null
+    "$probe" tcp ::1 "$tcp6" "$tag" >/dev/null
+    "$probe" udp 127.0.0.1 "$udp4" "$tag" >/dev/null
+    "$probe" udp ::1 "$udp6" "$tag" >/dev/null
+    "$probe" unix "$d/host.sock" "$tag" >/dev/null
+    "$probe" unix-dgram "$d/host-dgram.sock" "$tag" >/dev/null
+    "$probe" abstract "$abstract" "$tag" >/dev/null
+    local kind
+    for kind in tcp4 tcp6 udp4 udp6 unix unixdgram abstract; do
+        reached "$kind" "$tag" || { echo "Bail out! the host listener did not log $kind $tag"; exit 1; }
     done
-    return 1
 }
 
 # Controls: unsandboxed, every probe reaches the host, so a refusal below
@@ -107,7 +118,7 @@ is "limited: a sandbox-bound socket by a relative path works" "ok" "$out"
 out=$(sandbox limited "$probe" serve-abstract "sbx-own-$$" 2>&1)
 is "limited: an abstract socket of its own works" "ok" "$out"
 # A sandbox server in the background, a client in another process of the same sandbox.
-out=$(sandbox limited bash -c "'$probe' accept-unix '$ws/bg.sock' & for i in \$(seq 50); do [ -S '$ws/bg.sock' ] && break; sleep 0.05; done; '$probe' unix '$ws/bg.sock' hello >/dev/null; wait" 2>&1)
+out=$(sandbox limited bash -c "'$probe' accept-unix '$ws/bg.sock' & for i in \$(seq 1200); do [ -S '$ws/bg.sock' ] && break; sleep 0.05; done; '$probe' unix '$ws/bg.sock' hello >/dev/null; wait" 2>&1)
 is "limited: a second sandboxed process reaches the first's socket" "got hello" "$out"
 # Connects blocked on a peer that never accepts hold up neither the other
 # connects of the sandbox nor signals.
@@ -120,15 +131,9 @@ is "limited: blocked connects are interrupted and serving goes on" "$control" "$
 # A thread flips the address between a sandbox socket and the host's while
 # connects go on: the mediator checks and connects one copy, so nothing may
 # reach the host.  The control shows that the flips do reach it unsandboxed.
-races() {  # the count of raced connects the host got, once it is stable
-    local before=-1 now
-    now=$(grep -c '^unix race$' "$d/log")
-    while [ "$now" != "$before" ]; do
-        before=$now
-        sleep 0.3
-        now=$(grep -c '^unix race$' "$d/log")
-    done
-    echo "$now"
+races() {  # the count of raced connects the host got, all of them logged
+    settle
+    grep -c '^unix race$' "$d/log"
 }
 # On a loaded machine a round of 2000 flips may miss: a few rounds at most.
 for _ in 1 2 3 4 5; do
@@ -146,7 +151,7 @@ case $out in
 esac
 is "limited: no raced connect reached the host" "$races_control" "$(races)"
 
-sleep 0.3
+settle
 is "no restricted or limited attempt reached the host" "" "$(grep -E ' (restricted|limited)-' "$d/log")"
 
 out=$(sandbox full "$probe" tcp 127.0.0.1 "$tcp4" full-tcp4 2>&1)
@@ -173,7 +178,7 @@ if [ -n "${SBX:-}" ] && [ -x "$SBX" ] && "$SBX" run -p workspace-write -- true >
     is "sbx run -n full: reaches the host's loopback" "ok" \
         "$(run -n full -- "$probe" tcp 127.0.0.1 "$tcp4" sbx-full-tcp4 2>&1)"
     ok "sbx run -n full: the host listener got it" reached tcp4 sbx-full-tcp4
-    sleep 0.3
+    settle
     is "no sbx run restricted or limited attempt reached the host" "" \
         "$(grep -E ' sbx-(restricted|limited)-' "$d/log")"
 else
