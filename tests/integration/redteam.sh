@@ -232,6 +232,7 @@ not_ok "a nested sbx with a workspace helper cannot write outside" test -e "$d/f
 
 "$python" "$here/progs/listener.py" "$d/log" "$d/ready" 3600 "unix:$d/host.sock" &
 listener=$!
+trap 'kill $listener 2>/dev/null; _cleanup_scratch' EXIT  # it listens until killed
 eventually test -e "$d/ready" || echo "Bail out! the host listener did not start"
 logged() { grep -qx -- "unix $1" "$d/log"; }
 reached() { eventually logged "$1"; }  # MSG: the host listener logged it (it polls)
