@@ -70,8 +70,9 @@ refused_or_killed() {  # DESC CMD...
     esac
 }
 
-# An outside process to attack, and a secret address in it.
-sleep 60 &
+# An outside process to attack, and a secret address in it (alive until the
+# script ends, however slow the machine: the trap kills it).
+sleep 600 &
 victim=$!
 trap 'kill $victim 2>/dev/null; _cleanup_scratch' EXIT
 
