@@ -9,8 +9,9 @@ set -u
 require_helper
 codex=${CODEX_LINUX_SANDBOX:-}
 if [ -z "$codex" ] || [ ! -x "$codex" ] || ! command -v bwrap >/dev/null; then
+    # (exit 0: under the TAP protocol meson takes the plan's SKIP; 77 is an error)
     echo "1..0 # SKIP the real Codex helper is not here (set CODEX_LINUX_SANDBOX; .ci/fetch-codex) or bwrap is missing"
-    exit 77
+    exit 0
 fi
 
 ws=$(scratch)
