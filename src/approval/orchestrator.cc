@@ -83,9 +83,9 @@ std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDec
         fmt::format("{}: {}", req.kind ? to_string(*req.kind) : "approval", req.reason);
     const std::string by = entry.value("answered_by", "");
     const std::string note = entry.value("note", "");
-    if (by == "rule" && req.rule)
-        return fmt::format("command forbidden by rule {} in {} ({})", req.rule->index,
-                           req.rule->source, req.reason);
+    if (by == "rule" && req.rule)  // the rule's justification, when it has one
+        return fmt::format("command forbidden by rule {} in {}{}", req.rule->index, req.rule->source,
+                           req.rule->justification ? " (" + *req.rule->justification + ")" : "");
     if (by == "mode" || by == "reject") return fmt::format("approval refused: {} ({})", note, what);
     if (by == "default-deny")
         return fmt::format("approval denied: {}; use --approver PROGRAM ({})", note, what);

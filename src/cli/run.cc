@@ -249,6 +249,7 @@ int run_command(const RunArgs& args) {
         write_out(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
         r.ran = false;
         r.result.exit_code = o.refused_exit.value_or(125);
+        r.result.caps = args.caps;
         r.approval = o.approval;
         report(args, r);
         return r.result.exit_code;

@@ -157,6 +157,12 @@ ok "forbidden rule: the line names the rule and the reason" \
 is "forbidden rule: nobody was asked" 0 "$(asked rules-marker)"
 "$SBX" run -p read-only -a never --rules "$ws/forbid.json" -- touch "$ws/work/forbidden" 2>/dev/null
 is "forbidden rule: refuses under never too" 125 "$?"
+printf '{"rules": [{"pattern": ["touch"], "decision": "forbidden"}]}' >"$ws/forbid-bare.json"
+out=$("$SBX" run --json --max-output-bytes 100 -a never --rules "$ws/forbid-bare.json" -- touch "$ws/work/forbidden" 2>"$ws/err")
+is "forbidden rule without a justification: the line, byte for byte" \
+    "sbx: command forbidden by rule 1 in $ws/forbid-bare.json" "$(cat "$ws/err")"
+is "  and --json's result tells the caps that would have applied" '{"keep":"both","max_bytes":100,"max_lines":256}' \
+    "$(jq -c .output_cap <<<"$out")"
 "$SBX" run -p read-only -a on-failure --rules "$ws/allow.json" --approver "$marker" -- touch "$ws/allowed" 2>/dev/null
 is "allow rule: the retry ran" 0 "$?"
 ok "allow rule: the file exists" test -f "$ws/allowed"

@@ -586,6 +586,11 @@ TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][fl
     CHECK(out.approval["requests"][0]["answered_by"] == "rule");
     CHECK(out.approval["requests"][0]["rule"]["decision"] == "forbidden");
     CHECK(approver.asked.size() == 2);  // the rule asked nobody
+    // Without a justification the line does not say the same thing twice.
+    ApprovalSettings bare = settings_of(AskForApproval::OnFailure);
+    bare.rules.add_text(R"({"rules":[{"pattern":["cp"],"decision":"forbidden"}]})", "team.json");
+    out = orchestrate(request_of(kUnsafe), bare, store, approver, attempts.fn());
+    CHECK(out.refusal_message == "command forbidden by rule 1 in team.json");
 }
 
 TEST_CASE("orchestrate: an approved escalation runs unsandboxed once", "[approval][flow]") {
