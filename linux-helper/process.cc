@@ -19,6 +19,7 @@
 #include "namespaces.h"
 #include "util.h"
 #include "network.h"
+#include "util/clone_stack.h"
 
 namespace sbx::helper {
 namespace {
@@ -154,10 +155,12 @@ struct CommandStart {
     int command_end;  // the command's end
     const PrepareCommand* prepare;
     const Command* command;
+    CloneStack* stack;  // ASan's view of the command's stack (empty without ASan)
 };
 
 int command_entry(void* arg) {
     const auto& start = *static_cast<const CommandStart*>(arg);
+    start.stack->in_child();
     ::close(start.handoff);  // the command's own fd table (no CLONE_FILES)
     command_main(*start.original_mask, start.take_terminal, start.command_end, *start.prepare, *start.command);
 }
@@ -175,11 +178,14 @@ pid_t start_command(const sigset_t& original_mask, bool take_terminal, int hando
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) fail_errno("pid 1", "mmap of the command's stack");
     if (::mprotect(stack, kGuard, PROT_NONE) != 0) fail_errno("pid 1", "mprotect of the command's stack guard");
-    const CommandStart start{&original_mask, take_terminal, handoff, command_end, &prepare, &to_run};
+    CloneStack clone_stack(stack, kStack);
+    const CommandStart start{&original_mask, take_terminal, handoff, command_end, &prepare, &to_run, &clone_stack};
+    clone_stack.before_clone();
     const pid_t command =
         ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                 const_cast<CommandStart*>(&start));
     const int saved = errno;
+    clone_stack.after_clone();
     ::munmap(stack, kStack);  // the command has exec'd or exited
     if (command < 0) fail_errno("pid 1", "clone of the command", {}, saved);
     return command;

@@ -30,6 +30,7 @@
 #include "exec/process.h"
 #include "platform/helper_status.h"
 #include "policy/policy.h"
+#include "util/clone_stack.h"
 
 extern char** environ;
 
@@ -163,6 +164,7 @@ struct ChildSetup {
     int report_fd;     // the write end of the report pipe, or -1
     int report_target; // where the program expects it (never status_fd)
     const sigset_t* mask;
+    CloneStack* stack;  // ASan's view of the child's stack (empty without ASan)
 };
 
 enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
@@ -256,7 +258,11 @@ std::string read_available(int fd) {
 // Big enough for child_main (a few hundred bytes of frames and execve).
 constexpr std::size_t kChildStack = 64 * 1024;
 
-int child_entry(void* setup) { child_main(*static_cast<const ChildSetup*>(setup)); }
+int child_entry(void* arg) {
+    const auto& setup = *static_cast<const ChildSetup*>(arg);
+    setup.stack->in_child();
+    child_main(setup);
+}
 
 // A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
 // that fd writes to, so that a reader who stops reading never blocks the loop
@@ -697,9 +703,14 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     // while sbx waits (CLONE_VFORK) until it has exec'd or exited, as
     // posix_spawn does: no page tables are copied and none torn down again.
     // It only makes async-signal-safe calls and writes no memory of sbx's
-    // (its signal handlers are its own: CLONE_SIGHAND is not set).
+    // (its signal handlers are its own: CLONE_SIGHAND is not set), but for
+    // clone_stack in an ASan build (util/clone_stack.h).
     auto child_stack = std::make_unique_for_overwrite<char[]>(kChildStack);
+    CloneStack clone_stack(child_stack.get(), kChildStack);
+    setup.stack = &clone_stack;
+    clone_stack.before_clone();
     const pid_t pid = ::clone(child_entry, child_stack.get() + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
+    clone_stack.after_clone();
     if (pid < 0) throw Error(fmt::format("cannot start the command: clone: {}", std::strerror(errno)));
 
     // The child made its own process group before exec (CLONE_VFORK: sbx
