@@ -44,7 +44,9 @@ std::optional<std::string> read_whole(const std::string& path) {
     return data;
 }
 
-std::vector<ApprovalKey> parse_store(const std::string& text, const std::string& path) {
+}  // namespace
+
+std::vector<ApprovalKey> parse_session_store(const std::string& text, const std::string& path) {
     auto corrupt = [&](const std::string& what) {
         return Error(fmt::format(
             "session file {} is corrupt: {}; fix it or delete it to forget its approvals", path,
@@ -88,6 +90,8 @@ std::vector<ApprovalKey> parse_store(const std::string& text, const std::string&
     return keys;
 }
 
+namespace {
+
 // mkdir -p with mode 0700 for the directories it creates.
 void make_directories(const std::string& dir) {
     std::string prefix;
@@ -126,7 +130,7 @@ std::vector<ApprovalKey> FileSessionStore::load_locked() const {
     // either the old or the new version, never a mix.
     const auto text = read_whole(path_);
     if (!text) return {};
-    return parse_store(*text, path_);
+    return parse_session_store(*text, path_);
 }
 
 bool FileSessionStore::contains(const ApprovalKey& key) const {

@@ -66,6 +66,10 @@ private:
     std::string lock_path_;
 };
 
+// Pure: the approvals in a session file's text (the format above).  Throws
+// Error("session file PATH is corrupt: ...") on anything else.
+std::vector<ApprovalKey> parse_session_store(const std::string& text, const std::string& path);
+
 // A session name is a safe file name: 1..128 bytes, printable, no '/', not
 // "." or "..", not starting with '.' or '-'.  Throws Error otherwise.
 void check_session_name(const std::string& name);

@@ -1,0 +1,1 @@
+ls -la && git status; rm -rf "build" | cat > out.txt || echo $(pwd) `id` <<EOF
