@@ -75,14 +75,14 @@ if [ -x /usr/bin/time ]; then
     rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
     is "1 GiB with --json: every byte counted" 1073741824 "$(jq .stdout_bytes "$d/json")"
     is "1 GiB with --json: 10240 bytes kept" 10240 "$(jq -j .stdout "$d/json" | wc -c)"
-    ok "1 GiB with --json: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    bound "1 GiB with --json: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
     /usr/bin/time -v -o "$d/time" "$SBX" run "${full[@]}" --no-output-cap -- head -c 1G /dev/zero | wc -c >"$d/count"
     rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
     is "1 GiB uncapped through a pipe: every byte arrives" 1073741824 "$(cat "$d/count")"
-    ok "1 GiB uncapped: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    bound "1 GiB uncapped: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
     /usr/bin/time -v -o "$d/time" "$SBX" run -p read-only -- head -c 1G /dev/zero >"$d/out" 2>"$d/err"
     rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
-    ok "1 GiB sandboxed, capped text: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    bound "1 GiB sandboxed, capped text: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
     ok "  the note counts every byte" grep -q "omitted 1073731584 bytes" "$d/err"
 else
     skip "1 GiB RSS" "/usr/bin/time is not installed"
