@@ -219,7 +219,7 @@ void RuleSet::add_text(std::string_view text, const std::string& source) {
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
         // e.what() is "[json.exception.parse_error.101] parse error at ...".
         std::string what = e.what();
         if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);

@@ -55,7 +55,7 @@ std::vector<ApprovalKey> parse_session_store(const std::string& text, const std:
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {  // parse_error, and out_of_range for huge numbers
         throw corrupt("not valid JSON");
     }
     if (!doc.is_object()) throw corrupt("expected an object");
