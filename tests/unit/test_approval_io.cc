@@ -151,6 +151,7 @@ TEST_CASE("a corrupt session file is an error and stays untouched", "[approval][
     const std::string path = dir.path + "/s.json";
     for (const char* corrupt : {"{not json", "[]", "{\"version\": 2, \"approvals\": []}",
                                 "{\"version\": 1}", "{\"version\": 1, \"approvals\": [{\"cwd\": \"/\"}]}",
+                                "{\"version\": 1e999999}",  // beyond a double (found by fuzz_session_store)
                                 ""}) {
         INFO(corrupt);
         spit(path, corrupt);

@@ -307,6 +307,8 @@ TEST_CASE("malformed rules name the file and the rule", "[approval][rules]") {
         return std::string("no error");
     };
     CHECK_THAT(error_of("{"), Catch::StartsWith("--rules team.json: not valid JSON: "));
+    // A number beyond a double (found by fuzz_rules): bad JSON, not an internal error.
+    CHECK_THAT(error_of(R"({"rules": [1e999999]})"), Catch::StartsWith("--rules team.json: not valid JSON: "));
     CHECK(error_of("[]") == "--rules team.json: expected an object with \"rules\", got array");
     CHECK(error_of("{}") == "--rules team.json: missing \"rules\"");
     CHECK(error_of(R"({"rules": {}})") == "--rules team.json: \"rules\" must be an array, got object");
