@@ -176,7 +176,8 @@ for flag in --policy --network --writable-root --workspace --exclude-slash-tmp -
     --protect --unprotect --allow-unprotected --policy-file --policy-json --limit-memory --limit-cpu \
     --limit-procs --limit-file-size --limit-open-files --cwd --timeout --max-output-bytes --max-output-lines \
     --no-output-cap --json --events --env --unset-env --clear-env --stdin --dry-run --target-os \
-    --ask-for-approval --reject --approver --session --rules --escalate --justification; do
+    --ask-for-approval --reject --approver --approver-timeout --session --rules --escalate --justification \
+    --keep --read-only --deny --deny-glob --minimal; do
     "$SBX" run --help | grep -q -- "$flag" || { _tap_result fail "run --help explains $flag"; continue; }
     grep -qF -- "${flag//-/\\-}" "$src/man/sbx.1" || { _tap_result fail "sbx.1 documents $flag"; continue; }
     grep -q -- "$flag" "$src/README.md" || { _tap_result fail "README mentions $flag"; continue; }
