@@ -24,6 +24,7 @@
 
 #include "root_view.h"
 #include "util.h"
+#include "walk.h"
 
 namespace sbx::helper {
 namespace {
@@ -203,38 +204,20 @@ struct Pins {
     }
 
     // Every directory and symlink on the literal path `target` (relative to
-    // the directory dir, which has no symlinks), following the symlinks.
-    // Returns where it leads, "" when a component is missing.
-    std::string follow(const std::string& dir, std::string_view target, int depth = 0) {
-        if (depth > 16)
-            fail(kStep, "too many symlinks on the way to a protected path from " + dir,
-                 "shorten the chain of symlinks, or --unprotect the name");
-        std::string cur = !target.empty() && target[0] == '/' ? std::string("/") : dir;
-        while (!target.empty()) {
-            const auto slash = target.find('/');
-            const std::string_view comp = target.substr(0, slash);
-            target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash + 1);
-            if (comp.empty() || comp == ".") continue;
-            if (comp == "..") {
-                cur = parent_path(cur);
-                continue;
-            }
-            const std::string next = child_path(cur, std::string(comp));
-            struct stat st {};
-            if (::lstat(next.c_str(), &st) != 0) return {};
-            if (S_ISLNK(st.st_mode)) {
-                add(next, true);
-                char link[PATH_MAX];
-                const ssize_t n = ::readlink(next.c_str(), link, sizeof link);
-                if (n <= 0) return {};
-                cur = follow(cur, std::string_view(link, static_cast<std::size_t>(n)), depth + 1);
-                if (cur.empty()) return {};
-            } else {
-                if (S_ISDIR(st.st_mode)) add(next, false);
-                cur = next;
-            }
-        }
-        return cur;
+    // the directory dir, which has no symlinks), following the symlinks, at
+    // most 16 deep.
+    void follow(const std::string& dir, std::string_view target) {
+        WalkVisitor visit;
+        visit.link = [this](const std::string& link, std::string_view, int depth) {
+            add(link, true);
+            if (depth + 1 > 16)
+                fail(kStep, "too many symlinks on the way to a protected path from " + parent_path(link),
+                     "shorten the chain of symlinks, or --unprotect the name");
+        };
+        visit.other = [this](const std::string& path, const struct stat& st) {
+            if (S_ISDIR(st.st_mode)) add(path, false);
+        };
+        (void)walk_path(dir, target, visit);
     }
 };
 

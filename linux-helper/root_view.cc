@@ -20,6 +20,7 @@
 #include "fd.h"
 #include "mounts.h"
 #include "util.h"
+#include "walk.h"
 
 namespace sbx::helper {
 namespace {
@@ -138,42 +139,6 @@ std::optional<Item> clone_host_path(const std::string& path, bool writable) {
     return item;
 }
 
-// Follows target from dir (a path without symlinks) on the host, recording
-// every symlink met on the way; returns the path it leads to ("" where a
-// component is missing).
-std::string follow_links(Plan& plan, std::string dir, std::string_view target, int& budget) {
-    if (!target.empty() && target[0] == '/') dir = "/";
-    while (!target.empty()) {
-        const auto slash = target.find('/');
-        const std::string_view name = target.substr(0, slash);
-        target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash + 1);
-        if (name.empty() || name == ".") continue;
-        if (name == "..") {
-            dir = parent_path(dir);
-            continue;
-        }
-        const std::string next = child_path(dir, name);
-        struct stat st {};
-        if (::lstat(next.c_str(), &st) != 0) return {};
-        if (!S_ISLNK(st.st_mode)) {
-            dir = next;
-            continue;
-        }
-        if (--budget < 0)
-            fail(kStep, "too many symlinks on the way to an entry (at " + next + ")",
-                 "give the entry by its real path");
-        char link[PATH_MAX];
-        const ssize_t n = ::readlink(next.c_str(), link, sizeof link);
-        if (n <= 0 || static_cast<std::size_t>(n) >= sizeof link) return {};
-        std::string text(link, static_cast<std::size_t>(n));
-        // /dev and /proc are the view's own.
-        if (!path_within(next, "/dev") && !path_within(next, "/proc")) plan.add_link(next, text);
-        dir = follow_links(plan, dir, text, budget);
-        if (dir.empty()) return {};
-    }
-    return dir;
-}
-
 // The view's /dev: the host's device nodes, its pts and ptmx, the links to
 // /proc/self/fd, and a private /dev/shm unless an entry names the host's.
 void plan_devices(const CanonicalPolicy& policy, Plan& plan) {
@@ -220,8 +185,18 @@ void plan_entries(const CanonicalPolicy& policy, Plan& plan) {
         // that another, more specific one overrides.
         if (decide_path(policy, path).access != entry->access) continue;
         if (!entry->given.empty()) {
+            // Every symlink met on the way, recorded; at most 40 of them in
+            // all, as the kernel's resolution allows.
             int budget = 40;
-            (void)follow_links(plan, "/", entry->given, budget);
+            WalkVisitor visit;
+            visit.link = [&](const std::string& link, std::string_view text, int) {
+                if (--budget < 0)
+                    fail(kStep, "too many symlinks on the way to an entry (at " + link + ")",
+                         "give the entry by its real path");
+                // /dev and /proc are the view's own.
+                if (!path_within(link, "/dev") && !path_within(link, "/proc")) plan.add_link(link, std::string(text));
+            };
+            (void)walk_path("/", entry->given, visit);
         }
         const bool writable = entry->access == FsAccess::Write;
         const Item* holder = plan.covering(path, false);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util.h"
+#include "util/path.h"
 
 namespace sbx::helper {
 namespace {
@@ -19,25 +20,13 @@ struct Found {
     mode_t mode = 0;
 };
 
-// The file execvp would have tried for argv0: argv0 itself when it has a
-// '/', else the first PATH entry where it exists (as execvp searches).
+// The file execvp would have tried for argv0: the first of its candidates
+// that exists (execvp's search path is glibc's default without PATH).
 std::optional<Found> find_executable(const std::string& argv0) {
-    auto look = [](const std::string& path) -> std::optional<Found> {
-        struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-        return Found{path, st.st_mode};
-    };
-    if (argv0.find('/') != std::string::npos) return look(argv0);
     const char* env = std::getenv("PATH");
-    const std::string_view path = env != nullptr ? env : "/bin:/usr/bin";
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        std::size_t end = path.find(':', start);
-        if (end == std::string_view::npos) end = path.size();
-        std::string dir(path.substr(start, end - start));
-        if (dir.empty()) dir = ".";
-        if (auto found = look(dir + "/" + argv0)) return found;
-        start = end + 1;
+    for (const auto& path : exec_candidates(argv0, env != nullptr ? env : "/bin:/usr/bin")) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0) return Found{path, st.st_mode};
     }
     return std::nullopt;
 }

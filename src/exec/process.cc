@@ -43,17 +43,25 @@ struct ProcEntry {
     char state;
 };
 
+// The start of a small /proc file in buf, NUL-terminated; false when it
+// cannot be read (the process is gone).
+template <std::size_t N>
+bool read_proc_file(const char* path, char (&buf)[N]) {
+    Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return false;
+    const ssize_t n = ::read(fd.get(), buf, N - 1);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    return true;
+}
+
 // pid, ppid and state from /proc/PID/stat ("pid (comm) S ppid ..."; comm may
 // contain spaces and parentheses, so parse after the last ')').
 bool read_stat(pid_t pid, ProcEntry& out) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-    Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) return false;
     char buf[512];
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-    if (n <= 0) return false;
-    buf[n] = '\0';
+    if (!read_proc_file(path, buf)) return false;
     const char* close_paren = std::strrchr(buf, ')');
     if (close_paren == nullptr) return false;
     char state = 0;
@@ -124,26 +132,14 @@ std::vector<std::string> child_environment(const ExecPlan& plan, const char* con
 }
 
 std::vector<std::string> exec_candidates(const std::string& argv0, const std::vector<std::string>& env) {
-    if (argv0.empty()) return {};
-    if (argv0.find('/') != std::string::npos) return {argv0};
-    std::string path = "/usr/local/bin:/usr/bin:/bin";
+    std::string_view path = "/usr/local/bin:/usr/bin:/bin";
     for (const auto& e : env) {
-        if (e.rfind("PATH=", 0) == 0) {
-            path = e.substr(5);
+        if (e.starts_with("PATH=")) {
+            path = std::string_view(e).substr(5);
             break;
         }
     }
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (true) {
-        const auto colon = path.find(':', start);
-        const std::string_view dir = std::string_view(path).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        // An empty PATH element means the current directory.
-        out.push_back(fmt::format("{}/{}", dir.empty() ? std::string_view(".") : dir, argv0));
-        if (colon == std::string::npos) break;
-        start = colon + 1;
-    }
-    return out;
+    return sbx::exec_candidates(argv0, path);
 }
 
 std::vector<pid_t> descendants_of(pid_t ancestor) {
@@ -157,12 +153,8 @@ namespace {
 // Whether one thread (its /proc status file) has a stop signal pending that
 // it can still act on.
 bool thread_stop_in_flight(const char* status_path) {
-    Fd fd(::open(status_path, O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) return false;
     char buf[4096];
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-    if (n <= 0) return false;
-    buf[n] = '\0';
+    if (!read_proc_file(status_path, buf)) return false;
     auto field = [&](const char* name) -> const char* {
         const char* at = std::strstr(buf, name);
         return at == nullptr ? nullptr : at + std::strlen(name);

@@ -313,13 +313,7 @@ public:
 
     std::vector<std::string> expand() {
         std::vector<std::string> parts;
-        std::string_view rest = pattern_;
-        while (!rest.empty()) {
-            const auto slash = rest.find('/');
-            const std::string_view part = rest.substr(0, slash);
-            rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-            if (!part.empty() && part != ".") parts.emplace_back(part);
-        }
+        for_each_component(pattern_, [&](std::string_view part) { parts.emplace_back(part); });
         std::string prefix = "/";
         std::size_t i = 0;
         for (; i < parts.size() && !has_glob_chars(parts[i]); ++i) prefix = join_path(prefix, parts[i]);
@@ -386,25 +380,24 @@ std::string describe(const FsEntry& e) {
 // a sandboxed command could have planted it), or "".
 std::string planted_symlink(const std::string& given, const std::vector<std::string>& writable,
                             const Environment& env) {
-    std::string cur = "/";
-    std::string_view rest = given;
-    while (!rest.empty()) {
-        const auto slash = rest.find('/');
-        const std::string_view part = rest.substr(0, slash);
-        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-        if (part.empty()) continue;
+    std::string cur = "/", found;
+    for_each_component(given, [&](std::string_view part) {
         const std::string next = join_path(cur, std::string(part));
-        if (env.readlink(next)) {
-            for (const auto& w : writable)
-                if (w != "/dev/null" && path_within(next, w) && next != w) return next;
-            auto real = env.realpath(next);
-            if (!real) return {};
-            cur = *real;
-        } else {
+        if (!env.readlink(next)) {
             cur = next;
+            return true;
         }
-    }
-    return {};
+        for (const auto& w : writable)
+            if (w != "/dev/null" && path_below(next, w)) {
+                found = next;
+                return false;
+            }
+        auto real = env.realpath(next);
+        if (!real) return false;
+        cur = *real;
+        return true;
+    });
+    return found;
 }
 
 class Resolver {

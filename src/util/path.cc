@@ -10,18 +10,13 @@ std::string join_path(const std::string& base, const std::string& rel) {
     const std::string whole = rel_absolute || base.empty() ? rel : base + "/" + rel;
     const bool absolute = !whole.empty() && whole.front() == '/';
     std::vector<std::string_view> parts;
-    std::string_view rest = whole;
-    while (!rest.empty()) {
-        const auto slash = rest.find('/');
-        const std::string_view part = rest.substr(0, slash);
-        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-        if (part.empty() || part == ".") continue;
+    for_each_component(whole, [&](std::string_view part) {
         if (part == ".." && !parts.empty() && parts.back() != "..") {
             parts.pop_back();
         } else if (part != ".." || !absolute) {
             parts.push_back(part);
         }
-    }
+    });
     std::string out = absolute ? "/" : "";
     for (std::size_t i = 0; i < parts.size(); ++i) out.append(i ? "/" : "").append(parts[i]);
     return out.empty() ? "." : out;
@@ -43,6 +38,20 @@ bool path_within(std::string_view path, std::string_view root) {
 }
 
 bool path_below(std::string_view path, std::string_view root) { return path != root && path_within(path, root); }
+
+std::vector<std::string> exec_candidates(const std::string& argv0, std::string_view search_path) {
+    if (argv0.empty()) return {};
+    if (argv0.find('/') != std::string::npos) return {argv0};
+    std::vector<std::string> out;
+    while (true) {
+        const auto colon = search_path.find(':');
+        const std::string_view dir = search_path.substr(0, colon);
+        out.push_back(child_path(dir.empty() ? "." : std::string(dir), argv0));
+        if (colon == std::string_view::npos) break;
+        search_path.remove_prefix(colon + 1);
+    }
+    return out;
+}
 
 std::size_t path_depth(std::string_view path) {
     return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));

@@ -5,8 +5,29 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 namespace sbx {
+
+// Calls visit(component) for each component of a path in order, without
+// empty ones and "." (".." is the caller's to interpret): "/a//./b/../c"
+// gives a, b, .., c, as views into `path`.  A visit that returns bool
+// stops the walk by returning false.  No allocation.
+template <class Visit>
+void for_each_component(std::string_view path, Visit&& visit) {
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        const std::string_view part = path.substr(0, slash);
+        path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+        if (part.empty() || part == ".") continue;
+        if constexpr (std::is_same_v<decltype(visit(part)), bool>) {
+            if (!visit(part)) return;
+        } else {
+            visit(part);
+        }
+    }
+}
 
 // rel against base, joined and normalised lexically ("a/./b/../c" -> "a/c",
 // "/.." -> "/", no empty components, no trailing '/').
@@ -25,6 +46,11 @@ bool path_within(std::string_view path, std::string_view root);
 
 // path lies strictly below root (every absolute path but "/" below "/").
 bool path_below(std::string_view path, std::string_view root);
+
+// The files execvp tries for argv0, in order: argv0 itself when it contains
+// a '/', else argv0 in each directory of search_path (a PATH value; an empty
+// element is the current directory).
+std::vector<std::string> exec_candidates(const std::string& argv0, std::string_view search_path);
 
 // The number of components of an absolute, normalised path ("/" has 0).
 std::size_t path_depth(std::string_view path);
