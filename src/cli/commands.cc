@@ -69,7 +69,7 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string
     std::vector<std::string> missing;
     if (input.mode == Mode::WorkspaceWrite || input.entries) missing = missing_writable_roots(input, env);
     for (const auto& dir : missing) {
-        const std::string parent = dir.substr(0, std::max<std::size_t>(dir.rfind('/'), 1));
+        const std::string parent = parent_path(dir);
         if (::access(parent.c_str(), W_OK) != 0)
             throw Error(fmt::format("writable root {}: no such directory, and this user cannot make it in {}: {}; "
                                     "make it first",

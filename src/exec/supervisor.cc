@@ -772,10 +772,12 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     if (got == static_cast<ssize_t>(sizeof failure)) {
         siginfo_t info{};
         ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED);
-        const std::string what = failure[0] == kStageChdir   ? fmt::format("cannot change to directory '{}'", plan.cwd)
-                                 : failure[0] == kStageStdin ? std::string("cannot set up the command's standard streams")
-                                                             : fmt::format("cannot run '{}'", plan.argv[0]);
-        if (failure[0] != kStageExec) throw Error(fmt::format("{}: {}", what, std::strerror(failure[1])));
+        if (failure[0] != kStageExec) {
+            const std::string what = failure[0] == kStageChdir
+                                         ? fmt::format("cannot change to directory '{}'", plan.cwd)
+                                         : std::string("cannot set up the command's standard streams");
+            throw Error(fmt::format("{}: {}", what, std::strerror(failure[1])));
+        }
         const std::string message = describe_exec_failure(exec_failure(plan, setup.candidates, failure[1]), nullptr, plan.cwd);
         result.exit_code = (failure[1] == ENOENT || failure[1] == ENOTDIR) ? 127 : 126;
         result.exec_error = message;
