@@ -32,7 +32,6 @@
 
 #include <fmt/core.h>
 
-#include "policy/policy.h"
 #include "util.h"
 
 namespace sbx::helper {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "policy/policy.h"
+#include "util/error.h"
 #include "util/fd.h"
 
 namespace sbx::helper {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "approval/shell.h"
-#include "policy/policy.h"
+#include "util/error.h"
 
 namespace sbx::approval {
 namespace {

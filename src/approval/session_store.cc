@@ -13,7 +13,8 @@
 #include <fmt/core.h>
 
 #include "approval/posix.h"
-#include "policy/policy.h"
+#include "util/error.h"
+#include "util/path.h"
 
 namespace sbx::approval {
 namespace {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
-#include "policy/policy.h"
+#include "util/error.h"
 
 int main(int argc, char** argv) {
     try {

@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "policy/policy.h"
+#include "util/error.h"
 
 namespace sbx::exec {
 

@@ -29,8 +29,8 @@
 #include "exec/output_cap.h"
 #include "exec/process.h"
 #include "platform/helper_status.h"
-#include "policy/policy.h"
 #include "util/clone_stack.h"
+#include "util/error.h"
 
 extern char** environ;
 

@@ -8,22 +8,16 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "util/error.h"
 #include "util/path.h"
 
 namespace sbx {
-
-// Every refusal in sbx is an Error whose message is one line, without the
-// leading "sbx: " (the boundary adds it): "<file/flag>: <what is wrong>".
-struct Error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 enum class Mode { ReadOnly, WorkspaceWrite, DangerFullAccess, ExternalSandbox };
 enum class Network { Restricted, Limited, Full };

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
-#include "policy/policy.h"
+#include "util/error.h"
 
 namespace sbx {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "approval/rules.h"
-#include "policy/policy.h"
+#include "util/error.h"
 
 namespace {
 

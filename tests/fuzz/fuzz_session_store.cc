@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "approval/session_store.h"
-#include "policy/policy.h"
+#include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

@@ -12,7 +12,7 @@
 #include "approval/rules.h"
 #include "approval/safe_commands.h"
 #include "approval/shell.h"
-#include "policy/policy.h"
+#include "util/error.h"
 
 using namespace sbx;
 using namespace sbx::approval;

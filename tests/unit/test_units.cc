@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "policy/policy.h"
 #include "policy/units.h"
+#include "util/error.h"
 
 using namespace sbx;
 using namespace std::chrono_literals;
