@@ -50,7 +50,7 @@ struct Attempt {
     ExecPlan plan;
     ExecResult result;
     DenialAnalysis denial;
-    bool sandboxed = false;  // a sandbox was applied (plan.sandbox != "none")
+    bool sandboxed = false;  // a sandbox was applied (plan.sandbox is not None)
     HelperStatus helper;     // what the Linux helper reported on its --status-fd
 };
 
@@ -74,7 +74,7 @@ public:
     Attempt attempt(bool sandboxed) {
         Attempt a;
         a.plan = make_plan(sandboxed, TargetOs::Linux);
-        a.sandboxed = a.plan.sandbox != "none";
+        a.sandboxed = a.plan.sandbox != SandboxKind::None;
 
         // Subscribed before the command starts, so no record is missed.
         std::optional<AuditWatch> audit;
@@ -84,7 +84,7 @@ public:
         opt.timeout = args_.timeout;
         opt.caps = args_.caps;
         if (a.sandboxed) opt.tail_bytes = kDenialTail;
-        opt.child_cleans_up = a.plan.sandbox == "linux";
+        opt.child_cleans_up = a.plan.sandbox == SandboxKind::Linux;
         Utf8Chunker chunkers[2];
         switch (args_.format) {
             case OutputFormat::Text:

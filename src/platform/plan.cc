@@ -30,12 +30,12 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
 
     if (policy.mode == Mode::DangerFullAccess) {
         out.argv = command.argv;
-        out.sandbox = "none";
+        out.sandbox = SandboxKind::None;
     } else if (os == TargetOs::Linux) {
         out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd);
         out.argv.push_back("--");
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
-        out.sandbox = "linux";
+        out.sandbox = SandboxKind::Linux;
         out.report_fd = kHelperStatusFd;
     } else {
         // Seatbelt has no private network: "limited" would reach the host's
@@ -44,10 +44,10 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
             throw Error("--network: limited cannot be enforced on macOS (Seatbelt has no private loopback; the "
                         "host's localhost would be reachable); use -n restricted or -n full");
         out.argv = seatbelt_argv(policy, command.argv, paths.sandbox_exec);
-        out.sandbox = "macos-seatbelt";
+        out.sandbox = SandboxKind::MacosSeatbelt;
     }
     // The markers come last so that --env cannot forge them.
-    out.env_add["SBX_SANDBOX"] = out.sandbox;
+    out.env_add["SBX_SANDBOX"] = to_string(out.sandbox);
     if (policy.network != Network::Full) out.env_add["SBX_SANDBOX_NETWORK_DISABLED"] = "1";
     else {
         out.env_add.erase("SBX_SANDBOX_NETWORK_DISABLED");

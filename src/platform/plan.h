@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/sandbox_kind.h"
 #include "policy/policy.h"
 
 namespace sbx {
@@ -37,7 +38,7 @@ struct ExecPlan {
     std::vector<std::string> env_remove;
     bool clear_env = false;
     std::string cwd;
-    std::string sandbox;                        // "linux", "macos-seatbelt", "none"
+    SandboxKind sandbox = SandboxKind::None;
     StdinMode stdin_mode = StdinMode::Inherit;
     // The descriptor the program reports on (the helper's --status-fd), or
     // -1: the supervisor opens a pipe there and returns what was written

@@ -148,7 +148,7 @@ nlohmann::json result_json(const RunReport& r) {
     nlohmann::json j{
         {"command", r.command},
         {"cwd", r.cwd},
-        {"sandbox", r.sandbox},
+        {"sandbox", to_string(r.sandbox)},
         {"policy", to_json(r.policy)},
         {"exit_code", x.exit_code},
         {"signal", x.signal ? nlohmann::json(*x.signal) : nlohmann::json(nullptr)},
@@ -181,9 +181,9 @@ nlohmann::json result_json(const RunReport& r) {
 }
 
 nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,
-                           const std::string& sandbox, const CanonicalPolicy& policy) {
+                           SandboxKind sandbox, const CanonicalPolicy& policy) {
     return nlohmann::json{{"type", "begin"}, {"command", command}, {"cwd", cwd},
-                          {"sandbox", sandbox}, {"policy", to_json(policy)}};
+                          {"sandbox", to_string(sandbox)}, {"policy", to_json(policy)}};
 }
 
 nlohmann::json output_event(Stream s, std::string_view data) {

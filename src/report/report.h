@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/supervisor.h"
+#include "platform/sandbox_kind.h"
 #include "policy/policy.h"
 #include "report/denial.h"
 
@@ -19,7 +20,7 @@ namespace sbx {
 struct RunReport {
     std::vector<std::string> command;  // the user's argv (not the helper's)
     std::string cwd;
-    std::string sandbox;               // "linux", "macos-seatbelt", "none"
+    SandboxKind sandbox = SandboxKind::None;
     CanonicalPolicy policy;
     ExecResult result;
     DenialAnalysis denial;
@@ -51,7 +52,7 @@ private:
 nlohmann::json result_json(const RunReport&);
 
 nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,
-                           const std::string& sandbox, const CanonicalPolicy&);
+                           SandboxKind, const CanonicalPolicy&);
 nlohmann::json output_event(Stream, std::string_view data);  // data: already sanitized
 nlohmann::json end_event(const RunReport&);
 

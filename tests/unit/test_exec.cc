@@ -25,7 +25,7 @@ ExecPlan sh(const std::string& script) {
     ExecPlan p;
     p.argv = {"/bin/sh", "-c", script};
     p.cwd = "/";
-    p.sandbox = "none";
+    p.sandbox = SandboxKind::None;
     p.stdin_mode = StdinMode::Null;
     return p;
 }

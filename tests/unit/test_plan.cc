@@ -46,7 +46,7 @@ TEST_CASE("Linux: the helper's argv carries the canonical policy and the command
     CHECK(nlohmann::json::parse(e.argv[8]) == to_json(p));
     CHECK(std::vector<std::string>(e.argv.begin() + 9, e.argv.end()) ==
           std::vector<std::string>{"--", "make", "-j2", "test"});
-    CHECK(e.sandbox == "linux");
+    CHECK(e.sandbox == SandboxKind::Linux);
     CHECK(e.cwd == "/work/repo/sub");
     CHECK(e.env_add.at("A") == "1");
     CHECK(e.env_add.at("SBX_SANDBOX") == "linux");  // --env cannot forge the marker
@@ -60,7 +60,7 @@ TEST_CASE("every sandboxed mode goes through the helper; danger-full-access runs
     ExecPlan e = plan(policy(Mode::DangerFullAccess), command(), TargetOs::Linux, kPaths);
     CHECK(e.argv == std::vector<std::string>{"make", "-j2", "test"});
     CHECK(e.report_fd == -1);
-    CHECK(e.sandbox == "none");
+    CHECK(e.sandbox == SandboxKind::None);
     CHECK(e.env_add.at("SBX_SANDBOX") == "none");
     CHECK(e.env_add.count("SBX_SANDBOX_NETWORK_DISABLED") == 0);
     CHECK(std::count(e.env_remove.begin(), e.env_remove.end(), "SBX_SANDBOX_NETWORK_DISABLED") == 1);
@@ -77,7 +77,7 @@ TEST_CASE("macOS: sandbox-exec by its absolute path, never PATH") {
     ExecPlan e = plan(policy(Mode::WorkspaceWrite), command(), TargetOs::MacOs, kPaths);
     CHECK(e.argv.at(0) == "/usr/bin/sandbox-exec");
     CHECK(e.argv.at(1) == "-p");
-    CHECK(e.sandbox == "macos-seatbelt");
+    CHECK(e.sandbox == SandboxKind::MacosSeatbelt);
     CHECK(e.env_add.at("SBX_SANDBOX") == "macos-seatbelt");
     auto dashdash = std::find(e.argv.begin(), e.argv.end(), "--");
     REQUIRE(dashdash != e.argv.end());
@@ -88,7 +88,13 @@ TEST_CASE("macOS refuses network limited rather than reach the host's localhost"
     CHECK_THROWS_WITH(plan(policy(Mode::WorkspaceWrite, Network::Limited), command(), TargetOs::MacOs, kPaths),
                       Catch::StartsWith("--network: limited cannot be enforced on macOS"));
     CHECK(plan(policy(Mode::WorkspaceWrite, Network::Full), command(), TargetOs::MacOs, kPaths).sandbox ==
-          "macos-seatbelt");
+          SandboxKind::MacosSeatbelt);
+}
+
+TEST_CASE("each sandbox kind has the name of the JSON result and $SBX_SANDBOX") {
+    CHECK(to_string(SandboxKind::None) == "none");
+    CHECK(to_string(SandboxKind::Linux) == "linux");
+    CHECK(to_string(SandboxKind::MacosSeatbelt) == "macos-seatbelt");
 }
 
 TEST_CASE("--clear-env keeps exactly the documented variables") {

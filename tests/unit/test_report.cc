@@ -13,7 +13,7 @@ RunReport sample() {
     RunReport r;
     r.command = {"touch", "/etc/x"};
     r.cwd = "/work";
-    r.sandbox = "linux";
+    r.sandbox = SandboxKind::Linux;
     r.policy.mode = Mode::ReadOnly;
     r.policy.workspace = "/work";
     r.result.exit_code = 1;
