@@ -74,33 +74,29 @@ RejectConfig parse_reject(const std::vector<std::string>& values) {
     return r;
 }
 
-ApprovalSettings settings_from_args(std::string_view ask_for_approval,
-                                    const std::vector<std::string>& reject,
-                                    const std::optional<std::string>& approver,
-                                    const std::optional<std::string>& session,
-                                    const std::vector<std::string>& rules_files, bool escalate,
-                                    const std::optional<std::string>& justification) {
+ApprovalSettings settings_from_args(const ApprovalFlags& flags) {
     ApprovalSettings s;
-    s.mode = parse_ask_for_approval(ask_for_approval);
-    s.reject = parse_reject(reject);
-    if (approver) {
-        if (approver->empty()) throw Error("--approver: the program name is empty");
-        s.approver = approver;
+    s.mode = parse_ask_for_approval(flags.ask_for_approval);
+    s.reject = parse_reject(flags.reject);
+    if (flags.approver) {
+        if (flags.approver->empty()) throw Error("--approver: the program name is empty");
+        s.approver = flags.approver;
     }
-    if (session) {
-        check_session_name(*session);
-        s.session = session;
+    if (flags.approver_timeout) s.approver_timeout = *flags.approver_timeout;
+    if (flags.session) {
+        check_session_name(*flags.session);
+        s.session = flags.session;
     }
-    for (const auto& file : rules_files) s.rules.add_file(file);
+    for (const auto& file : flags.rules_files) s.rules.add_file(file);
     // Codex's rule: only on-request lets a command ask for escalation; in
     // the other modes the request is refused rather than silently ignored.
-    if (escalate && s.mode != AskForApproval::OnRequest)
+    if (flags.escalate && s.mode != AskForApproval::OnRequest)
         throw Error(fmt::format(
             "--escalate: needs --ask-for-approval on-request (the mode is {})", to_string(s.mode)));
-    if (justification && !escalate)
+    if (flags.justification && !flags.escalate)
         throw Error("--justification: only meaningful with --escalate");
-    s.escalate = escalate;
-    s.justification = justification;
+    s.escalate = flags.escalate;
+    s.justification = flags.justification;
     return s;
 }
 

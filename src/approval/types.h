@@ -67,15 +67,24 @@ struct ApprovalSettings {
     std::chrono::milliseconds approver_timeout{kDefaultApproverTimeout};
 };
 
-// From cli::ApprovalArgs' plain fields.  Reads the rules files; throws Error
-// on a bad mode, reject word, session name, rules file, or --escalate /
-// --justification without on-request.
-ApprovalSettings settings_from_args(std::string_view ask_for_approval,
-                                    const std::vector<std::string>& reject,
-                                    const std::optional<std::string>& approver,
-                                    const std::optional<std::string>& session,
-                                    const std::vector<std::string>& rules_files, bool escalate,
-                                    const std::optional<std::string>& justification);
+// Section 7's flags as the command line gives them (cli::RunArgs::approval),
+// not yet validated.  Every member has an initialiser, so that designated
+// initialisers may leave any out (GCC 12's -Wmissing-field-initializers).
+struct ApprovalFlags {
+    std::string ask_for_approval = "never";      // never|on-failure|on-request|untrusted
+    std::vector<std::string> reject{};           // "sandbox", "rules"
+    std::optional<std::string> approver{};       // --approver PROGRAM
+    std::optional<std::chrono::milliseconds> approver_timeout{};  // --approver-timeout (0: no limit)
+    std::optional<std::string> session{};        // --session NAME
+    std::vector<std::string> rules_files{};      // --rules FILE
+    bool escalate = false;                       // --escalate
+    std::optional<std::string> justification{};  // --justification
+};
+
+// The flags, validated.  Reads the rules files; throws Error on a bad mode,
+// reject word, session name, rules file, or --escalate / --justification
+// without on-request.
+ApprovalSettings settings_from_args(const ApprovalFlags&);
 
 // The command to decide about.
 struct ApprovalRequest {

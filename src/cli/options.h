@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "approval/types.h"
 #include "exec/supervisor.h"
 #include "platform/plan.h"
 #include "policy/policy.h"
@@ -23,18 +24,6 @@ struct PolicyArgs {
     std::optional<std::string> policy_json;  // --policy-json
 };
 
-// Section 7's options, passed through to the approval module.
-struct ApprovalArgs {
-    std::string ask_for_approval = "never";    // never|on-failure|on-request|untrusted
-    std::vector<std::string> reject;           // "sandbox", "rules"
-    std::optional<std::string> approver;       // --approver PROGRAM
-    std::optional<std::chrono::milliseconds> approver_timeout;  // --approver-timeout (0: no limit)
-    std::optional<std::string> session;        // --session NAME
-    std::vector<std::string> rules_files;      // --rules FILE
-    bool escalate = false;
-    std::optional<std::string> justification;
-};
-
 struct RunArgs {
     PolicyArgs policy;
     CommandSpec command;                      // argv, cwd (absolute), env, stdin
@@ -43,7 +32,7 @@ struct RunArgs {
     OutputFormat format = OutputFormat::Text;
     bool dry_run = false;
     TargetOs target_os = TargetOs::Linux;     // --target-os (dry-run only)
-    ApprovalArgs approval;
+    approval::ApprovalFlags approval;         // section 7's options, validated by settings_from_args
 };
 
 struct PolicyCommandArgs {

@@ -221,10 +221,7 @@ int run_command(const RunArgs& args) {
     Runner runner(args, resolved.policy);
     // Bad approval options (an unknown mode, a malformed rules file) are
     // refused before anything runs, --dry-run included.
-    const auto& ap = args.approval;
-    approval::ApprovalSettings settings = approval::settings_from_args(
-        ap.ask_for_approval, ap.reject, ap.approver, ap.session, ap.rules_files, ap.escalate, ap.justification);
-    if (ap.approver_timeout) settings.approver_timeout = *ap.approver_timeout;
+    const approval::ApprovalSettings settings = approval::settings_from_args(args.approval);
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     make_missing_roots(resolved.missing_roots);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy()};

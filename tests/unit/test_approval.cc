@@ -127,8 +127,12 @@ TEST_CASE("--reject accepts sandbox and rules, comma-separated or repeated", "[a
 }
 
 TEST_CASE("settings_from_args validates every flag", "[approval]") {
-    const auto s = settings_from_args("on-request", {"rules"}, std::string("./approve"),
-                                      std::string("work"), {}, true, std::string("needs network"));
+    const auto s = settings_from_args({.ask_for_approval = "on-request",
+                                       .reject = {"rules"},
+                                       .approver = "./approve",
+                                       .session = "work",
+                                       .escalate = true,
+                                       .justification = "needs network"});
     CHECK(s.mode == AskForApproval::OnRequest);
     CHECK(s.reject.rules);
     CHECK_FALSE(s.reject.sandbox);
@@ -137,20 +141,19 @@ TEST_CASE("settings_from_args validates every flag", "[approval]") {
     CHECK(s.escalate);
     CHECK(s.justification == "needs network");
     CHECK(s.approver_timeout == std::chrono::seconds(30));
+    CHECK(settings_from_args({.approver = "./approve", .approver_timeout = std::chrono::milliseconds(0)})
+              .approver_timeout == std::chrono::milliseconds(0));
 
-    CHECK_THROWS_WITH(settings_from_args("bogus", {}, {}, {}, {}, false, {}),
-                      Catch::Contains("unknown mode 'bogus'"));
-    CHECK_THROWS_WITH(settings_from_args("never", {}, {}, {}, {}, true, {}),
+    CHECK_THROWS_WITH(settings_from_args({.ask_for_approval = "bogus"}), Catch::Contains("unknown mode 'bogus'"));
+    CHECK_THROWS_WITH(settings_from_args({.escalate = true}),
                       "--escalate: needs --ask-for-approval on-request (the mode is never)");
-    CHECK_THROWS_WITH(settings_from_args("untrusted", {}, {}, {}, {}, true, {}),
+    CHECK_THROWS_WITH(settings_from_args({.ask_for_approval = "untrusted", .escalate = true}),
                       Catch::Contains("the mode is untrusted"));
-    CHECK_THROWS_WITH(settings_from_args("on-request", {}, {}, {}, {}, false, std::string("x")),
+    CHECK_THROWS_WITH(settings_from_args({.ask_for_approval = "on-request", .justification = "x"}),
                       "--justification: only meaningful with --escalate");
-    CHECK_THROWS_WITH(settings_from_args("never", {}, {}, std::string("../x"), {}, false, {}),
-                      Catch::Contains("--session: bad name '../x'"));
-    CHECK_THROWS_WITH(settings_from_args("never", {}, std::string(""), {}, {}, false, {}),
-                      "--approver: the program name is empty");
-    CHECK_THROWS_WITH(settings_from_args("never", {}, {}, {}, {"/nonexistent/rules.json"}, false, {}),
+    CHECK_THROWS_WITH(settings_from_args({.session = "../x"}), Catch::Contains("--session: bad name '../x'"));
+    CHECK_THROWS_WITH(settings_from_args({.approver = ""}), "--approver: the program name is empty");
+    CHECK_THROWS_WITH(settings_from_args({.rules_files = {"/nonexistent/rules.json"}}),
                       "--rules /nonexistent/rules.json: cannot read the file");
 }
 
