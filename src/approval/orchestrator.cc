@@ -1,6 +1,7 @@
 #include "approval/orchestrator.h"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 namespace sbx::approval {
 namespace {
@@ -36,28 +37,29 @@ CacheSnapshot snapshot(Context& c) {
     return s;
 }
 
-json entry_for(const ApprovalRequirement& req, const char* stage) {
-    json e{{"stage", stage}};
-    if (req.kind) e["kind"] = to_string(*req.kind);
-    e["reason"] = req.reason;
-    if (req.rule) e["rule"] = to_json(*req.rule);
-    if (!req.note.empty()) e["note"] = req.note;
+ApprovalEntry entry_for(const ApprovalRequirement& req, ApprovalStage stage) {
+    ApprovalEntry e;
+    e.stage = stage;
+    e.kind = req.kind;
+    e.reason = req.reason;
+    e.rule = req.rule;
+    if (!req.note.empty()) e.note = req.note;
     return e;
 }
 
 // Settles a requirement: the answer and who gave it, recorded in `entry`.
-ReviewDecision answer(Context& c, const ApprovalRequirement& req, json& entry) {
+ReviewDecision answer(Context& c, const ApprovalRequirement& req, ApprovalEntry& entry) {
     if (req.type != Type::NeedsApproval) {
-        entry["answered_by"] = req.answered_by;
-        entry["decision"] = to_string(req.decision.value_or(ReviewDecision::Denied));
-        return req.decision.value_or(ReviewDecision::Denied);
+        entry.answered_by = req.answered_by;
+        entry.decision = req.decision.value_or(ReviewDecision::Denied);
+        return entry.decision;
     }
     ApprovalPrompt prompt{c.request.command, c.request.cwd, req.reason, *req.kind, c.policy_json()};
     const ApproverAnswer a = c.approver.ask(prompt);
-    entry["answered_by"] = a.answered_by;
-    if (a.answered_by == "approver" && c.settings.approver) entry["approver"] = *c.settings.approver;
-    entry["decision"] = to_string(a.decision);
-    if (!a.note.empty()) entry["note"] = a.note;
+    entry.answered_by = a.answered_by;
+    if (a.answered_by == "approver" && c.settings.approver) entry.approver = *c.settings.approver;
+    entry.decision = a.decision;
+    if (!a.note.empty()) entry.note = a.note;
     if (a.decision == ReviewDecision::ApprovedForSession) {
         try {
             c.store.add(key_for(c, !req.sandboxed));
@@ -65,7 +67,7 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, json& entry) {
             const std::string w =
                 fmt::format("the session approval holds for this run only: {}", e.what());
             c.out.warnings.push_back(w);
-            entry["note"] = w;
+            entry.note = w;
         }
     }
     return a.decision;
@@ -77,12 +79,12 @@ bool approved(ReviewDecision d) {
 
 // The one line (after "sbx: ") for a refused prompt: before anything ran,
 // or (after "not run again without the sandbox: ") for a retry.
-std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDecision d,
+std::string refusal(const ApprovalRequirement& req, const ApprovalEntry& entry, ReviewDecision d,
                     const ApprovalSettings& settings) {
     const std::string what =
         fmt::format("{}: {}", req.kind ? to_string(*req.kind) : "approval", req.reason);
-    const std::string by = entry.value("answered_by", "");
-    const std::string note = entry.value("note", "");
+    const std::string& by = entry.answered_by;
+    const std::string note = entry.note.value_or("");
     if (by == "rule" && req.rule)  // the rule's justification, when it has one
         return fmt::format("command forbidden by rule {} in {}{}", req.rule->index, req.rule->source,
                            req.rule->justification ? " (" + *req.rule->justification + ")" : "");
@@ -101,21 +103,21 @@ std::string refusal(const ApprovalRequirement& req, const json& entry, ReviewDec
 Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
                          SessionStore& store, Approver& approver, const AttemptFn& attempt) {
     Context c{request, settings, store, approver};
-    c.out.approval = json{{"mode", to_string(settings.mode)}, {"requests", json::array()}};
+    c.out.approval.mode = settings.mode;
 
     // Before the first attempt.
     const ApprovalRequirement first = decide_first_attempt(request, settings, snapshot(c));
-    if (!first.note.empty() && !first.kind) c.out.approval["note"] = first.note;
+    if (!first.note.empty() && !first.kind) c.out.approval.note = first.note;
     bool sandboxed = first.sandboxed;
     bool already_approved = false;  // the prompt before the first attempt was approved
     if (first.kind) {
-        json entry = entry_for(first, "before");
+        ApprovalEntry entry = entry_for(first, ApprovalStage::Before);
         const ReviewDecision d = answer(c, first, entry);
-        c.out.approval["requests"].push_back(entry);
+        c.out.approval.requests.push_back(entry);
         if (!approved(d)) {
             c.out.refused_exit = 125;
             c.out.refusal_message = refusal(first, entry, d, settings);
-            c.out.approval["refusal"] = c.out.refusal_message;
+            c.out.approval.refusal = c.out.refusal_message;
             c.out.result.exit_code = 125;
             return std::move(c.out);
         }
@@ -139,16 +141,16 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     const RetryDecision retry =
         decide_retry(request, settings, sandboxed, outcome.sandbox_denied, cache, already_approved);
     if (!retry.considered) {
-        if (!retry.why_not.empty()) c.out.approval["retry"] = retry.why_not;
+        if (!retry.why_not.empty()) c.out.approval.retry = retry.why_not;
         return std::move(c.out);
     }
-    json entry = entry_for(retry.requirement, "retry");
-    entry["first_attempt"] = json{{"exit_code", c.out.result.exit_code}, {"sandbox_denied", true}};
+    ApprovalEntry entry = entry_for(retry.requirement, ApprovalStage::Retry);
+    entry.first_attempt = ApprovalEntry::FirstAttempt{c.out.result.exit_code, true};
     const ReviewDecision d = answer(c, retry.requirement, entry);
-    c.out.approval["requests"].push_back(entry);
+    c.out.approval.requests.push_back(entry);
     if (!approved(d)) {  // a refused retry keeps the first result
         c.out.retry_refusal = refusal(retry.requirement, entry, d, settings);
-        c.out.approval["retry"] = c.out.retry_refusal;
+        c.out.approval.retry = c.out.retry_refusal;
         return std::move(c.out);
     }
 

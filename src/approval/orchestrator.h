@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "approval/approver.h"
 #include "approval/decide.h"
+#include "approval/record.h"
 #include "approval/session_store.h"
 #include "approval/types.h"
 #include "exec/supervisor.h"
@@ -31,15 +30,7 @@ struct Orchestrated {
     bool sandbox_denied = false;  // of that attempt
     bool escalated = false;       // that attempt ran without the sandbox
     int attempts = 0;             // 0 when refused before anything ran
-    // The JSON result's "approval":
-    //   {"mode": "...", "requests": [{"stage": "before"|"retry", "kind": ...,
-    //     "reason": ..., "answered_by": "approver"|"tty"|"default-deny"|"cache"|
-    //     "rule"|"reject"|"mode"|"already-approved", "decision": ...,
-    //     ["approver": PROGRAM], ["rule": {...}], ["note": ...]}...],
-    //   ["retry": why a denial was not retried (also a refused retry's line)],
-    //   ["refusal": the refusal line, when refused before anything ran],
-    //   ["note": ...]}
-    nlohmann::json approval;
+    ApprovalRecord approval;      // the JSON result's "approval" (record.h)
     // Set (125) when the command was refused before anything ran; then
     // `refusal_message` is the line to print after "sbx: ".
     std::optional<int> refused_exit;

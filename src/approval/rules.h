@@ -48,6 +48,7 @@ struct RuleMatch {
     std::optional<std::string> justification;
     std::string source;
     std::size_t index = 0;
+    bool operator==(const RuleMatch&) const = default;
 };
 
 // {"decision": ..., "file": ..., "rule": N[, "justification": ...]}

@@ -170,7 +170,7 @@ nlohmann::json result_json(const RunReport& r) {
         {"sandbox_denied", r.denial.sandbox_denied},
         {"denials", denials},
         {"escalated", r.escalated},
-        {"approval", r.approval},
+        {"approval", r.approval ? approval::to_json(*r.approval) : nlohmann::json(nullptr)},
         {"not_enforced", r.not_enforced},
     };
     if (!r.ran) {  // refused before anything ran

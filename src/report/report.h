@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "approval/record.h"
 #include "exec/supervisor.h"
 #include "platform/sandbox_kind.h"
 #include "policy/policy.h"
@@ -28,7 +29,7 @@ struct RunReport {
     // False when the command was refused before anything ran: the result
     // then has "sandbox" and "duration_ms" null.
     bool ran = true;
-    nlohmann::json approval;           // section 7's record; null when nothing was asked
+    std::optional<approval::ApprovalRecord> approval;  // section 7's record; null in the JSON when unset
     // What the sandbox could not enforce (the --allow-unprotected fallback
     // where no mount namespace can be made); empty when everything was.
     std::vector<std::string> not_enforced;

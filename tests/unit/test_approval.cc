@@ -450,7 +450,7 @@ TEST_CASE("orchestrate: on-failure retries after an approved denial", "[approval
     CHECK(approver.asked[0].command == req.command);
     CHECK(approver.asked[0].cwd == "/work/ws");
     CHECK(approver.asked[0].policy == to_json(req.policy));
-    const auto& a = out.approval;
+    const auto a = to_json(out.approval);
     CHECK(a["mode"] == "on-failure");
     REQUIRE(a["requests"].size() == 1);
     CHECK(a["requests"][0]["stage"] == "retry");
@@ -476,11 +476,11 @@ TEST_CASE("orchestrate: a denied or aborted retry keeps the first result", "[app
         CHECK(out.sandbox_denied);
         CHECK_FALSE(out.escalated);
         CHECK_FALSE(out.refused_exit);
-        CHECK(out.approval["requests"][0]["decision"] == std::string(to_string(answer)));
+        CHECK(to_json(out.approval)["requests"][0]["decision"] == std::string(to_string(answer)));
         // Who refused the retry, for the text mode's line.
         CHECK(out.retry_refusal.starts_with(answer == ReviewDecision::Abort ? "approval aborted by --approver"
                                                                             : "approval denied by --approver"));
-        CHECK(out.approval["retry"] == out.retry_refusal);
+        CHECK(to_json(out.approval)["retry"] == out.retry_refusal);
     }
 }
 
@@ -496,8 +496,8 @@ TEST_CASE("orchestrate: never and on-request report the denial without asking", 
         CHECK(out.attempts == 1);
         CHECK(out.result.exit_code == 1);
         CHECK(out.sandbox_denied);
-        CHECK(out.approval["requests"].empty());
-        CHECK(out.approval.contains("retry"));
+        CHECK(out.approval.requests.empty());
+        CHECK(out.approval.retry);
     }
 }
 
@@ -516,11 +516,11 @@ TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)
     CHECK(attempts.sandboxed_calls == std::vector<bool>{true, false});
     CHECK(out.result.exit_code == 0);
     CHECK(out.escalated);
-    CHECK(out.approval["requests"][0]["stage"] == "before");
-    CHECK(out.approval["requests"][0]["decision"] == "approved_for_session");
-    CHECK(out.approval["requests"][1]["stage"] == "retry");
-    CHECK(out.approval["requests"][1]["answered_by"] == "already-approved");
-    CHECK(out.approval["requests"][1]["decision"] == "approved");
+    CHECK(to_json(out.approval)["requests"][0]["stage"] == "before");
+    CHECK(to_json(out.approval)["requests"][0]["decision"] == "approved_for_session");
+    CHECK(to_json(out.approval)["requests"][1]["stage"] == "retry");
+    CHECK(to_json(out.approval)["requests"][1]["answered_by"] == "already-approved");
+    CHECK(to_json(out.approval)["requests"][1]["decision"] == "approved");
     // The session approval covers the sandboxed run only.
     CHECK(store.contains(ApprovalKey{req.command, req.cwd, to_json(req.policy), false}));
     CHECK_FALSE(store.contains(ApprovalKey{req.command, req.cwd, to_json(req.policy), true}));
@@ -530,16 +530,16 @@ TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)
     attempts.steps = {{1, true}, {0, false}};
     out = orchestrate(req, settings, store, approver, attempts.fn());
     CHECK(approver.asked.size() == 1);
-    CHECK(out.approval["requests"][0]["answered_by"] == "cache");
-    CHECK(out.approval["requests"][1]["answered_by"] == "already-approved");
+    CHECK(to_json(out.approval)["requests"][0]["answered_by"] == "cache");
+    CHECK(to_json(out.approval)["requests"][1]["answered_by"] == "already-approved");
 
     // Without a denial, a cached first prompt runs once.
     attempts.steps = {{0, false}};
     out = orchestrate(req, settings, store, approver, attempts.fn());
     CHECK(approver.asked.size() == 1);
     CHECK(out.result.exit_code == 0);
-    CHECK(out.approval["requests"][0]["answered_by"] == "cache");
-    CHECK(out.approval["requests"][0]["decision"] == "approved_for_session");
+    CHECK(to_json(out.approval)["requests"][0]["answered_by"] == "cache");
+    CHECK(to_json(out.approval)["requests"][0]["decision"] == "approved_for_session");
 
     // Another cwd or another policy is another request.
     attempts.steps = {{0, false}};
@@ -568,10 +568,10 @@ TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][fl
     CHECK_THAT(out.refusal_message, Catch::StartsWith("approval denied by --approver"));
     CHECK(out.refusal_message.find('\n') == std::string::npos);
     // The result's approval says what was asked, who answered, and the line.
-    CHECK(out.approval["requests"][0]["kind"] == "untrusted");
-    CHECK(out.approval["requests"][0]["answered_by"] == "approver");
-    CHECK(out.approval["requests"][0]["decision"] == "denied");
-    CHECK(out.approval["refusal"] == out.refusal_message);
+    CHECK(to_json(out.approval)["requests"][0]["kind"] == "untrusted");
+    CHECK(to_json(out.approval)["requests"][0]["answered_by"] == "approver");
+    CHECK(to_json(out.approval)["requests"][0]["decision"] == "denied");
+    CHECK(to_json(out.approval)["refusal"] == out.refusal_message);
 
     approver.answers = {ReviewDecision::Abort};
     out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::Untrusted), store, approver,
@@ -586,8 +586,8 @@ TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][fl
     out = orchestrate(request_of(kUnsafe), s, store, approver, attempts.fn());
     CHECK(out.refused_exit == 125);
     CHECK(out.refusal_message == "command forbidden by rule 1 in team.json (use rsync)");
-    CHECK(out.approval["requests"][0]["answered_by"] == "rule");
-    CHECK(out.approval["requests"][0]["rule"]["decision"] == "forbidden");
+    CHECK(to_json(out.approval)["requests"][0]["answered_by"] == "rule");
+    CHECK(to_json(out.approval)["requests"][0]["rule"]["decision"] == "forbidden");
     CHECK(approver.asked.size() == 2);  // the rule asked nobody
     // Without a justification the line does not say the same thing twice.
     ApprovalSettings bare = settings_of(AskForApproval::OnFailure);
@@ -609,7 +609,7 @@ TEST_CASE("orchestrate: an approved escalation runs unsandboxed once", "[approva
     CHECK(out.escalated);
     CHECK(out.result.exit_code == 1);
     CHECK(approver.asked[0].kind == ApprovalKind::Escalation);
-    CHECK_FALSE(out.approval.contains("retry"));
+    CHECK_FALSE(out.approval.retry);
 
     // Under danger-full-access there is nothing to lift: no question.
     ScriptedApprover nobody;
@@ -619,7 +619,7 @@ TEST_CASE("orchestrate: an approved escalation runs unsandboxed once", "[approva
                                plain.fn());
     CHECK(plain.sandboxed_calls == std::vector<bool>{true});
     CHECK_FALSE(d.escalated);
-    CHECK_THAT(d.approval["note"].get<std::string>(), Catch::Contains("no effect"));
+    CHECK_THAT(to_json(d.approval)["note"].get<std::string>(), Catch::Contains("no effect"));
 }
 
 TEST_CASE("orchestrate: a session-approved retry is reused", "[approval][flow]") {
@@ -634,6 +634,6 @@ TEST_CASE("orchestrate: a session-approved retry is reused", "[approval][flow]")
     const auto again = orchestrate(req, s, store, approver, attempts.fn());
     CHECK(approver.asked.size() == 1);
     CHECK(again.escalated);
-    CHECK(again.approval["requests"][0]["answered_by"] == "cache");
+    CHECK(to_json(again.approval)["requests"][0]["answered_by"] == "cache");
     CHECK(attempts.sandboxed_calls == std::vector<bool>{true, false, true, false});
 }

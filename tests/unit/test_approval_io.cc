@@ -394,5 +394,5 @@ TEST_CASE("a session file that cannot be written: the approval holds for this ru
     CHECK(out.result.exit_code == 0);
     REQUIRE(out.warnings.size() == 1);
     CHECK_THAT(out.warnings[0], Catch::StartsWith("the session approval holds for this run only: "));
-    CHECK_THAT(out.approval["requests"][0]["note"].get<std::string>(), Catch::Contains("Not a directory"));
+    CHECK_THAT(to_json(out.approval)["requests"][0]["note"].get<std::string>(), Catch::Contains("Not a directory"));
 }
