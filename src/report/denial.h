@@ -11,8 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "exec/process.h"
 #include "exec/supervisor.h"
+#include "platform/audit.h"
 
 namespace sbx {
 
@@ -44,16 +44,6 @@ std::string path_near_denial_message(std::string_view text);
 // died of SIGSYS.  reason says which.
 DenialAnalysis analyze_denial(const ExecResult&, bool sandboxed);
 
-// One audit record: its type (1423 LANDLOCK_ACCESS, 1424 LANDLOCK_DOMAIN) and
-// its text, with or without the "audit(...): " prefix.
-struct AuditRecord {
-    int type = 0;
-    std::string text;
-};
-
-inline constexpr int kAuditLandlockAccess = 1423;
-inline constexpr int kAuditLandlockDomain = 1424;
-
 // Parses lines of an audit log ("type=LANDLOCK_ACCESS msg=audit(...): ..." or
 // "type=1423 ...", as auditd, ausearch and dmesg print them) into records;
 // other lines are skipped.
@@ -65,29 +55,5 @@ std::vector<AuditRecord> parse_audit_log(std::string_view text);
 std::vector<Denial> landlock_denials(const std::vector<AuditRecord>&, std::string_view creator_exe);
 
 nlohmann::json to_json(const Denial&);
-
-// What this machine's audit offers.
-struct AuditStatus {
-    std::optional<bool> enabled;  // the kernel's audit is on (records are made); nullopt: this user cannot ask
-    bool readable = false;        // sbx can subscribe to the audit log (CAP_AUDIT_READ)
-    std::string detail;           // one line for doctor (text and --json alike)
-    bool denials_listed() const { return readable && enabled != false; }
-};
-AuditStatus audit_status();
-
-// A subscription to the kernel's audit log (netlink, AUDIT_NLGRP_READLOG),
-// opened before the command starts; records are queued in the socket until
-// collect() reads them.  inactive() when audit is off or not readable.
-class AuditWatch {
-public:
-    AuditWatch();  // never throws: an unavailable audit log leaves it inactive
-    bool active() const { return fd_.valid(); }
-    // The Landlock records received so far, waiting up to wait_ms for the
-    // first (kauditd delivers them asynchronously).
-    std::vector<AuditRecord> collect(int wait_ms = 0);
-
-private:
-    exec::Fd fd_;
-};
 
 }  // namespace sbx

@@ -136,12 +136,3 @@ TEST_CASE("signal scoping denials name the target") {
     REQUIRE(d.size() == 1);
     CHECK(d[0].target == "pid 1 (systemd)");
 }
-
-TEST_CASE("audit status is answered on this machine without throwing") {
-    const auto s = audit_status();
-    CHECK_FALSE(s.detail.empty());
-    AuditWatch w;
-    // With audit off no record can come: collect() has nothing, even waiting.
-    if (s.enabled == false) CHECK(w.collect(200).empty());
-    if (!w.active()) CHECK(w.collect().empty());
-}
