@@ -5,8 +5,6 @@
 // (src/approval/orchestrator.h) strings attempts together around Runner::attempt.
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -21,6 +19,7 @@
 #include "platform/plan.h"
 #include "report/denial.h"
 #include "report/report.h"
+#include "util/fd.h"
 
 namespace sbx::cli {
 
@@ -29,16 +28,8 @@ namespace {
 // How much of each stream's end the denial heuristics look at.
 constexpr std::size_t kDenialTail = 4096;
 
-void write_out(int fd, std::string_view s) {
-    while (!s.empty()) {
-        const ssize_t w = ::write(fd, s.data(), s.size());
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return;  // a closed stdout/stderr: nothing more to say
-        }
-        s.remove_prefix(static_cast<std::size_t>(w));
-    }
-}
+// sbx's own output goes through write_all (util/fd.h); its result is not
+// checked: a closed stdout or stderr leaves nothing more to say.
 
 std::string duration_text(std::chrono::milliseconds d) {
     if (d.count() % 1000 != 0) return fmt::format("{}ms", d.count());
@@ -97,7 +88,7 @@ public:
             case OutputFormat::Events:
                 opt.passthrough = false;
                 opt.capture = true;
-                write_out(STDOUT_FILENO, json_line(begin_event(args_.command.argv, args_.command.cwd,
+                write_all(STDOUT_FILENO, json_line(begin_event(args_.command.argv, args_.command.cwd,
                                                                a.plan.sandbox, policy_)));
                 opt.on_output = [&chunkers](Stream s, std::string_view data) {
                     const std::string text = chunkers[s == Stream::Stdout ? 0 : 1].push(data);
@@ -113,14 +104,14 @@ public:
         if (args_.format == OutputFormat::Events) {
             for (Stream s : {Stream::Stdout, Stream::Stderr}) {
                 const std::string rest = chunkers[s == Stream::Stdout ? 0 : 1].finish();
-                if (!rest.empty()) write_out(STDOUT_FILENO, json_line(output_event(s, rest)));
+                if (!rest.empty()) write_all(STDOUT_FILENO, json_line(output_event(s, rest)));
             }
         }
         a.helper = parse_helper_status(a.result.report);
         if (a.helper.error && a.result.exit_code == 125) {
             // The sandbox could not be applied and nothing ran: sbx's own
             // failure (125), not a denial of something the command did.
-            write_out(STDERR_FILENO, fmt::format("sbx: the sandbox could not be applied: {}\n", *a.helper.error));
+            write_all(STDERR_FILENO, fmt::format("sbx: the sandbox could not be applied: {}\n", *a.helper.error));
             return a;
         }
         if (a.helper.exec) {
@@ -128,9 +119,9 @@ public:
             // of the command's stderr.
             a.result.exec_error = describe_exec_failure(*a.helper.exec, &policy_, args_.command.cwd);
             const std::string line = "sbx: " + *a.result.exec_error + "\n";
-            if (args_.format == OutputFormat::Text) write_out(STDERR_FILENO, line);
+            if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, line);
             if (args_.format == OutputFormat::Events)
-                write_out(STDOUT_FILENO, json_line(output_event(Stream::Stderr, sanitize_utf8(line))));
+                write_all(STDOUT_FILENO, json_line(output_event(Stream::Stderr, sanitize_utf8(line))));
             a.result.err.shown += line;
         }
         a.denial = analyze_denial(a.result, a.sandboxed);
@@ -142,7 +133,7 @@ public:
                 a.denial.denials =
                     landlock_denials(records, system_environment().realpath(helper()).value_or(helper()));
         }
-        if (args_.format == OutputFormat::Text) write_out(STDERR_FILENO, text_notes(a));
+        if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;
     }
 
@@ -202,15 +193,15 @@ int dry_run(const Runner& runner, const RunArgs& args, const approval::ApprovalS
                 {"note", fmt::format("--escalate has no effect: {}; the plan above runs",
                                      approval::nothing_to_lift(runner.policy()))}};
     }
-    write_out(STDOUT_FILENO, out.dump(2) + "\n");
+    write_all(STDOUT_FILENO, out.dump(2) + "\n");
     return 0;
 }
 
 // The end of a run: the result in the chosen format (text mode printed its
 // notes after each attempt); sbx's exit status.
 int report(const RunArgs& args, const RunReport& r) {
-    if (args.format == OutputFormat::Json) write_out(STDOUT_FILENO, json_line(result_json(r)));
-    if (args.format == OutputFormat::Events) write_out(STDOUT_FILENO, json_line(end_event(r)));
+    if (args.format == OutputFormat::Json) write_all(STDOUT_FILENO, json_line(result_json(r)));
+    if (args.format == OutputFormat::Events) write_all(STDOUT_FILENO, json_line(end_event(r)));
     return r.result.exit_code;
 }
 
@@ -234,7 +225,7 @@ int run_command(const RunArgs& args) {
         last = runner.attempt(sandboxed);
         return approval::AttemptOutcome{last->result, last->denial.sandbox_denied};
     });
-    for (const auto& w : o.warnings) write_out(STDERR_FILENO, fmt::format("sbx: warning: {}\n", w));
+    for (const auto& w : o.warnings) write_all(STDERR_FILENO, fmt::format("sbx: warning: {}\n", w));
     RunReport r;
     r.command = args.command.argv;
     r.cwd = args.command.cwd;
@@ -243,7 +234,7 @@ int run_command(const RunArgs& args) {
         // Refused before anything ran: the one line, and for --json and
         // --events the result all the same (nothing ran: sandbox and
         // duration_ms null; `approval` says what was asked and who refused).
-        write_out(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
+        write_all(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
         r.ran = false;
         r.result.exit_code = o.refused_exit.value_or(125);
         r.result.caps = args.caps;
@@ -254,9 +245,9 @@ int run_command(const RunArgs& args) {
 
     const auto lifted = approval::lifted_restriction(runner.policy());
     if (args.format == OutputFormat::Text && o.escalated && o.attempts > 1)
-        write_out(STDERR_FILENO, fmt::format("sbx: ran the command again without {}, as approved\n", lifted));
+        write_all(STDERR_FILENO, fmt::format("sbx: ran the command again without {}, as approved\n", lifted));
     if (args.format == OutputFormat::Text && !o.retry_refusal.empty())
-        write_out(STDERR_FILENO, fmt::format("sbx: not run again without {}: {}\n", lifted, o.retry_refusal));
+        write_all(STDERR_FILENO, fmt::format("sbx: not run again without {}: {}\n", lifted, o.retry_refusal));
 
     r.sandbox = last->plan.sandbox;
     r.result = std::move(last->result);

@@ -2,7 +2,7 @@
 
 #include <arpa/inet.h>
 
-#include <filesystem>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -14,11 +14,10 @@ namespace {
 // too), and what does not exist yet appended as it is.
 std::string resolve_path(const std::string& target, const Environment& env) {
     std::vector<std::string> todo;  // components still to walk, last first
-    auto push = [&todo](const std::string& path) {
-        std::vector<std::string> parts;
-        for (const auto& part : std::filesystem::path(path))
-            if (part != "/" && !part.empty()) parts.push_back(part.string());
-        todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    auto push = [&todo](std::string_view path) {
+        const auto first = todo.size();
+        for_each_component(path, [&todo](std::string_view part) { todo.emplace_back(part); });
+        std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());
     };
     push(target.front() == '/' ? target : env.cwd + "/" + target);
     std::string cur;  // "" is "/"
@@ -28,7 +27,8 @@ std::string resolve_path(const std::string& target, const Environment& env) {
         todo.pop_back();
         if (name == ".") continue;
         if (name == "..") {
-            cur = cur.substr(0, cur.rfind('/') == std::string::npos ? 0 : cur.rfind('/'));
+            cur = parent_path(cur);
+            if (cur == "/") cur.clear();
             continue;
         }
         std::string next = cur + "/" + name;
@@ -133,7 +133,7 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         v.rule = fmt::format("{}: nothing is writable but /dev/null (allow with -p workspace-write -w DIR)", d.entry->rule);
     } else if (d.entry->path == "/" || d.entry->given == "/") {
         v.rule = fmt::format("not under a writable root (allow with -w {})",
-                             std::filesystem::path(v.subject).parent_path().string());
+                             parent_path(v.subject));
     } else {
         v.rule = fmt::format("{}: read-only", d.entry->rule);
     }

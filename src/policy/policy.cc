@@ -458,7 +458,7 @@ public:
             while (!(real_head = env_.realpath(head)) && head != "/") {
                 const auto slash = head.rfind('/');
                 tail = head.substr(slash + 1) + (tail.empty() ? "" : "/" + tail);
-                head = slash == 0 ? "/" : head.substr(0, slash);
+                head = parent_path(head);
             }
             r.path = join_path(real_head.value_or("/"), tail);
         }

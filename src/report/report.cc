@@ -75,12 +75,6 @@ std::string sanitize(std::string_view s, bool keep_tail, std::size_t& tail) {
 
 const char* stream_name(Stream s) { return s == Stream::Stdout ? "stdout" : "stderr"; }
 
-std::string parent_dir(const std::string& path) {
-    const auto slash = path.find_last_of('/');
-    if (slash == std::string::npos || slash == 0) return "/";
-    return path.substr(0, slash);
-}
-
 bool is_write_operation(const std::string& op) {
     for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer"})
         if (op.find(w) != std::string::npos) return true;
@@ -108,7 +102,7 @@ std::optional<std::string> entry_hint(const CanonicalPolicy& p, const std::strin
         return fmt::format("{} is denied by the entry {}; drop that entry to allow it", path, d.entry->rule);
     if (d.access == FsAccess::Read && d.entry->path != "/" &&
         std::any_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) {
-            return w.path != "/" && d.entry->path.starts_with(w.path + "/");
+            return w.path != "/" && path_below(d.entry->path, w.path);
         }))
         return fmt::format("{} is kept read-only by the entry {}; drop that entry to allow writes", path, d.entry->rule);
     return std::nullopt;
@@ -216,7 +210,7 @@ std::optional<std::string> denial_note(const RunReport& r) {
             } else if (auto name = protected_by(p, d.path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", d.path, *name);
             } else {
-                hint = write_hint(p, parent_dir(d.path));
+                hint = write_hint(p, parent_path(d.path));
             }
             break;
         }
@@ -247,7 +241,7 @@ std::optional<std::string> denial_note(const RunReport& r) {
             } else if (auto name = protected_by(p, path)) {
                 hint = fmt::format("{} is protected; --unprotect {} allows writes to it", path, *name);
             } else {
-                hint = write_hint(p, parent_dir(path));
+                hint = write_hint(p, parent_path(path));
             }
         } else if (p.mode == Mode::ReadOnly) {
             hint = "to allow writes to the workspace use -p workspace-write (and -w DIR for another directory)";
