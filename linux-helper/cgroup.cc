@@ -17,6 +17,7 @@
 
 #include "rlimits.h"
 #include "util.h"
+#include "util/path.h"
 
 namespace sbx::helper {
 namespace {
@@ -88,7 +89,7 @@ std::optional<Place> find_pids_cgroup() {
         // The cgroup's path relative to the mount's root.
         std::string relative = path;
         if (root != "/") {
-            if (path.compare(0, root.size(), root) != 0) continue;
+            if (!path_within(path, root)) continue;  // component-wise: /a/bc is not within /a/b
             relative = path.substr(root.size());
         }
         return Place{mountpoint + (relative == "/" ? "" : relative), v2};

@@ -31,7 +31,6 @@ namespace {
 
 constexpr const char* kStep = "mounts";
 
-std::string name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 Identity identity_of(const Fd& fd, const std::string& path) {
     struct stat st {};
@@ -108,7 +107,7 @@ Fd open_parent(const std::string& path) {
 
 // Binds an existing protected path read-only (pinning it when a symlink).
 void protect_existing(const Fd& dir, const std::string& path, const std::vector<std::string>& roots) {
-    const std::string name = name_of(path);
+    const std::string name = base_name(path);
     struct stat st {};
     if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) changed(path);
     if (!S_ISLNK(st.st_mode)) {
@@ -154,7 +153,7 @@ bool is_legacy_placeholder(const Fd& dir, const std::string& name) {
 // Removes what name names in dir if it is (still) a placeholder of the kind
 // recorded; a pin on it (inside the sandbox) goes first.
 void remove_placeholder(const Fd& dir, const ProtectedPaths::Entry& entry, bool pinned) {
-    const std::string name = name_of(entry.path);
+    const std::string name = base_name(entry.path);
     if (pinned) (void)::umount2(entry.path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
     if (entry.legacy) {
         if (is_legacy_placeholder(dir, name)) (void)::unlinkat(dir.get(), name.c_str(), 0);
@@ -277,7 +276,7 @@ bool could_create(const Fd& dir, int err) {
 }
 
 [[noreturn]] void fail_missing_placeholder(const std::string& path, int err) {
-    const std::string parent = parent_path(path), name = name_of(path);
+    const std::string parent = parent_path(path), name = base_name(path);
     const std::string reason = "the protected path " + path + " is missing and cannot be held read-only: its placeholder cannot be made (" +
                                std::strerror(err) + ")";
     if (err == EACCES)
@@ -350,7 +349,7 @@ void ProtectedPaths::add(const std::string& target, bool denied) {
     }
     for (const auto& e : entries_)
         if (e.path == path) return;
-    const std::string name = name_of(path);
+    const std::string name = base_name(path);
     // Made where the name is missing; EEXIST (which comes before any
     // permission error) where it exists.
     if (::mkdirat(dir->lock.get(), name.c_str(), 0) == 0) {
@@ -451,11 +450,13 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
                      [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
     // Should a later name be refused, the placeholders made so far go too.
     try {
-        for (const auto& [path, denied] : targets) {
+        for (const auto& target : targets) {
+            // (not a structured binding: clang 14, the fuzz build's compiler, cannot capture one)
+            const std::string& path = target.first;
             const bool inside = std::any_of(roots_.begin(), roots_.end(),
                                             [&](const Root& r) { return path_below(path, r.path); });
             if (!inside) continue;  // read-only already, and nothing can be created there
-            add(path, denied);
+            add(path, target.second);
         }
     } catch (...) {
         remove_placeholders(false);
@@ -680,7 +681,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         if (step.tree < roots.size()) {
             attach_at(trees[step.tree], reopen(*step.path, found[step.tree].id, O_PATH), "", *step.path);
         } else if (step.link) {
-            pin_symlink(open_parent(*step.path), name_of(*step.path), *step.path);
+            pin_symlink(open_parent(*step.path), base_name(*step.path), *step.path);
         } else {
             pin_directory(*step.path);
         }
@@ -710,7 +711,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
             fail_errno(kStep, "open " + parent_path(path));
         }
         struct stat st {};
-        if (::fstatat(parent.get(), name_of(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (::fstatat(parent.get(), base_name(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISLNK(st.st_mode)) refuse_symlink_on_way(path);
         DenyPlan plan{path, S_ISDIR(st.st_mode), {}, 0};
         if (plan.dir) {
@@ -752,7 +753,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     };
     for (const auto& entry : protect.entries()) {
         const Fd& dir = parent_fd(entry);
-        const std::string name = name_of(entry.path);
+        const std::string name = base_name(entry.path);
         if (entry.legacy) {
             if (!is_legacy_placeholder(dir, name))
                 fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up", "retry the command");
@@ -777,7 +778,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
             if (errno == ELOOP) refuse_symlink_on_way(plan.path);
             changed(plan.path);
         }
-        const std::string name = name_of(plan.path);
+        const std::string name = base_name(plan.path);
         if (plan.holes.empty()) {
             cover_at(*covers, plan.dir ? Covers::kDenyDir : Covers::kDenyFile, parent, name, plan.path);
             continue;

@@ -29,15 +29,16 @@
 
 #include <seccomp.h>
 
+#include "util.h"
+
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
 #endif
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what, int err) {
-    throw std::runtime_error("seccomp-gen: " + what + ": " + std::strerror(err));
-}
+// The helper's own error form: "seccomp-gen: <what>: <strerror>".
+[[noreturn]] void fail(std::string_view what, int err) { sbx::helper::fail_errno("seccomp-gen", what, {}, err); }
 
 struct CtxRelease {
     void operator()(void* ctx) const { seccomp_release(ctx); }

@@ -686,7 +686,7 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
                 return e.path == path && e.access != FsAccess::Read;
             });
             if (lifted) continue;
-            const std::string name = path.substr(path.rfind('/') + 1);
+            const std::string name = base_name(path);
             const bool named = parent_path(path) == w.path &&
                                std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end();
             ResolvedEntry r{path, "", FsAccess::Read, env.lexists(path), env.is_directory(path),
@@ -805,7 +805,7 @@ std::vector<std::string> missing_writable_roots(const PolicyInput& in, const Env
         if (path == "/" || env.lexists(path)) continue;
         const auto parent = env.realpath(parent_path(path));
         if (!parent || !env.is_directory(*parent)) continue;
-        std::string made = join_path(*parent, path.substr(path.rfind('/') + 1));
+        std::string made = join_path(*parent, base_name(path));
         if (std::find(out.begin(), out.end(), made) == out.end()) out.push_back(std::move(made));
     }
     return out;
@@ -832,7 +832,7 @@ Environment with_directories(Environment env, std::vector<std::string> dirs) {
         if (p.find('/') == std::string::npos) return std::nullopt;
         const auto parent = realpath(parent_path(p));
         if (!parent) return std::nullopt;
-        std::string joined = join_path(*parent, p.substr(p.rfind('/') + 1));
+        std::string joined = join_path(*parent, base_name(p));
         return made(joined) ? std::optional(std::move(joined)) : std::nullopt;
     };
     auto is_directory = env.is_directory;

@@ -27,6 +27,8 @@ std::string child_path(const std::string& dir, std::string_view name) {
     return out.append("/").append(name);
 }
 
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
 std::string parent_path(const std::string& path) {
     const auto slash = path.rfind('/');
     return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);

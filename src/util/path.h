@@ -40,6 +40,10 @@ std::string child_path(const std::string& dir, std::string_view name);
 // "/" also for a path without a '/').
 std::string parent_path(const std::string& path);
 
+// The last component of a path ("c" for "/a/b/c"; the whole of a path
+// without a '/'; "" for "/" and for a path that ends in '/').
+std::string base_name(const std::string& path);
+
 // path is root or lies below it, component-wise (/a/bc is not within /a/b);
 // both absolute and normalised.  Every absolute path is within "/".
 bool path_within(std::string_view path, std::string_view root);
