@@ -322,17 +322,23 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
         is "$label, job control, $mode: what the command wrote" "$wrote" "$(cat "$d/typed" 2>/dev/null)"
     }
     # The command's script for a mode, and what the shell and it should show.
-    # bg, bgread: the command goes on only once continued (the shell's bg),
-    # so that the ^Z always finds it running (bounded: 60 s).
-    on_cont="c=; trap 'c=1' CONT"
-    until_cont="i=0; while [ -z \"\$c\" ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i+1)); done"
+    # After it has made ready, the command forks nothing until it has been
+    # stopped and continued: dash starts a command with vfork, and a ^Z that
+    # lands between a vfork and its exec stops the child while the parent
+    # waits for that exec, uninterruptibly, so the job never stops (with or
+    # without sbx).  So the scripts wait with the wait builtin for a sleep
+    # started before ready (bg, bgread: the command goes on only once
+    # continued, the shell's bg, so that the ^Z always finds it running;
+    # bounded: 60 s) and exec cat.
+    on_cont="c=; trap 'c=1' CONT; sleep 60 & s=\$!"
+    until_cont="wait \$s; kill \$s"
     job_mode() {
         case $1 in
-            fg) script="touch '$d/ready'; cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
+            fg) script="touch '$d/ready'; exec cat > '$d/typed'" steps="stopped rc=0" wrote=hello ;;
             bg) script="$on_cont; touch '$d/ready'; $until_cont; echo done > '$d/typed'" steps="stopped rc=0" wrote=done ;;
-            bgread) script="$on_cont; touch '$d/ready'; $until_cont; cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
-            background) script="touch '$d/ready'; cat > '$d/typed'" steps="alive rc=0" wrote=hello ;;
-            fgnow) script="touch '$d/ready'; sleep 1; cat > '$d/typed'" steps="rc=0" wrote=hello ;;
+            bgread) script="$on_cont; touch '$d/ready'; $until_cont; exec cat > '$d/typed'" steps="stopped alive rc=0" wrote=hello ;;
+            background) script="touch '$d/ready'; exec cat > '$d/typed'" steps="alive rc=0" wrote=hello ;;
+            fgnow) script="touch '$d/ready'; sleep 1; exec cat > '$d/typed'" steps="rc=0" wrote=hello ;;
         esac
     }
     for policy in danger-full-access workspace-write external-sandbox; do

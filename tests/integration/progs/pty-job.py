@@ -8,15 +8,15 @@ user at the terminal would:
   1. ^Z, and waits until the shell says the job stopped and prompts again
      (background, fgnow: CMD is started with &, and there is no ^Z);
   2. fg: `fg`, then types "hello", Enter and ^D (CMD should copy the
-     terminal's lines somewhere: sh -c 'touch ready; cat > out');
+     terminal's lines somewhere: sh -c 'touch ready; exec cat > out');
      bg: `bg`, 1.5 s at the prompt (CMD should end by itself within it,
      while the shell reads the terminal), then `wait`;
      bgread: `bg`; CMD reads the terminal in the background and stops
      again; `echo alive` (the shell still has the terminal, and tells of the
-     stop); then as fg (CMD: sh -c 'touch ready; sleep 0.5; cat > out');
-     background: as bgread after its `bg` (CMD: sh -c 'touch ready; cat > out');
+     stop); then as fg;
+     background: as bgread after its `bg` (CMD: sh -c 'touch ready; exec cat > out');
      fgnow: started with &, `fg` before CMD reads, then as fg (CMD:
-     sh -c 'touch ready; sleep 1; cat > out');
+     sh -c 'touch ready; sleep 1; exec cat > out');
      ignored: CMD ignores SIGTSTP around sbx, so ^Z must change nothing:
      no stop, and "hello", Enter and ^D reach it (prints "ignored");
   3. `echo "rc=$?"`, and waits for its answer.
@@ -27,8 +27,11 @@ again ("stopped"), then that it ended ("exit=N", and "ms=M": the time from
 typing CMD to that report); then every process of the session but the
 shell goes within the 10 s ("alone"), and the shell, which should still have
 the terminal, answers `echo alive` ("alive").  There is no step 3.
+CMD should fork nothing between making READY and the ^Z (exec its last
+command): a ^Z that lands between a shell's vfork and the exec that follows
+leaves the job unable to stop (see supervisor.sh).
 Prints the name of each step the shell confirmed ("stopped", "rc=N") and, on
-a failure, the terminal's output; exits 0 when every step was confirmed, 1 if
+a failure, the terminal's output and the state of the session's processes; exits 0 when every step was confirmed, 1 if
 one was not within 10 s (every process of the terminal's session is then
 killed).
 """
@@ -75,6 +78,32 @@ def others_in_session(sid):
     return found
 
 
+def describe_session(sid, fd):
+    """What the terminal and each process of its session were doing, for a
+    failure's report: the terminal's foreground group, then per process its
+    group, state and pending, blocked and ignored signals."""
+    try:
+        print(f"terminal: foreground group {os.tcgetpgrp(fd)}, shell {sid}")
+    except OSError as e:
+        print(f"terminal: {e}")
+    for entry in sorted(os.listdir("/proc"), key=lambda e: int(e) if e.isdigit() else 0):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[3]) != sid:
+                continue
+            with open(f"/proc/{entry}/status") as f:
+                status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+            signals = " ".join(f"{k}={status.get(k, '?').strip()}" for k in ("SigPnd", "ShdPnd", "SigBlk", "SigIgn"))
+            print(f"pid {entry} ({comm}) ppid {fields[1]} pgrp {fields[2]} state {fields[0]} {signals}")
+        except (OSError, ValueError, IndexError):
+            pass
+
+
 def main():
     mode, ready = sys.argv[1], sys.argv[2]
     argv = sys.argv[sys.argv.index("--") + 1:]
@@ -117,6 +146,8 @@ def main():
     def fail(step):
         print(f"timed out waiting for: {step}")
         sys.stdout.write(out.decode(errors="replace"))
+        print()
+        describe_session(pid, fd)
         kill_session(pid)
         sys.exit(1)
 
@@ -183,14 +214,18 @@ def main():
         type_(b"\x1a")
         at = read_until(rb"Stopped[^\n]*\n(.*\n)*?" + re.escape(PROMPT), at) or fail("the job to stop")
         print("stopped")
+    since = at  # what the shell says from here on is about the job's next stop
     if mode == "bgread":
         type_(b"bg\n")
         at = read_until(re.escape(PROMPT), at) or fail("the prompt after bg")
     if mode in ("bgread", "background"):
         drain(1.5)  # the job reads the terminal meanwhile, and stops
         type_(b"echo alive\n")
-        # bash tells of the stopped job before its next prompt.
-        at = read_until(rb"\nalive\r?\n(.*\n)*?.*Stopped", at) or fail("the shell to answer, and the job to stop")
+        at = read_until(rb"\nalive\r?\n", at) or fail("the shell to answer")
+        # bash tells of the stopped job before a prompt: the one before
+        # `echo alive` when the job stopped that soon, else the next.
+        if not re.search(rb"Stopped", bytes(out[since:])):
+            at = read_until(rb"Stopped", at) or fail("the job to stop")
         print("alive")
     if mode in ("fg", "bgread", "background", "fgnow"):
         type_(b"fg\n")
