@@ -42,7 +42,7 @@ jobs_=(
     "$cxx -o $tmp/startup-dynamic $t/startup.cc"
     "$cxx -static -o $tmp/startup-static $t/startup.cc"
     "$cxx -static-pie -o $tmp/startup-static-pie $t/startup.cc"
-    "$cxx -o $tmp/seccomp $t/seccomp.cc -lseccomp"
+    "$cxx -I$src/src -o $tmp/seccomp $t/seccomp.cc -lseccomp"
     "$cxx -o $tmp/pipe $t/pipe.cc"
     "$cxx -I$src/src -I$tmp -c $src/src/cli/options.cc -o $tmp/options.o"
     "$cxx -I$src/src -I$tmp -Dcli=cli_all -c $tmp/options_all.cc -o $tmp/options_all.o"
