@@ -35,6 +35,7 @@
 #include "rlimits.h"
 #include "util.h"
 #include "network.h"
+#include "recorder.h"
 #include "seccomp.h"
 
 namespace sbx::helper {
@@ -65,6 +66,8 @@ constexpr const char* kHelp =
     "  --inherit-pid-namespace       accepted; the sandbox keeps a pid namespace of its own\n"
     "  --status-fd N                 report failures as JSON lines on descriptor N, not on\n"
     "                                stderr (see codex-linux-sandbox(1))\n"
+    "  --record-denials              report each write the sandbox refuses (and, under\n"
+    "                                network restricted, each connect) as a status line\n"
     "  -h, --help                    this text\n"
     "\n"
     "Options may be written --option=VALUE; each may be given once.  Exit status:\n"
@@ -78,6 +81,7 @@ struct Args {
     std::optional<std::string> profile_json;  // --permission-profile
     bool no_proc = false;
     std::optional<int> status_fd;  // --status-fd
+    bool record_denials = false;   // --record-denials (recorder.h)
     char** command = nullptr;  // argv-style, null-terminated
 };
 
@@ -104,7 +108,7 @@ int descriptor(const std::string& text) {
 // The options of CODEX-HELPER.md section 2, and what each does here.
 enum class Opt {
     PolicyCwd, CommandCwd, PermissionProfile, SandboxPolicy, ManagedNetwork, LegacyLandlock, NoProc,
-    InheritPid, StatusFd, Help, InnerStage,
+    InheritPid, StatusFd, RecordDenials, Help, InnerStage,
 };
 struct OptionSpec {
     std::string_view name;
@@ -121,6 +125,7 @@ constexpr OptionSpec kOptions[] = {
     {"--no-proc", Opt::NoProc, false},
     {"--inherit-pid-namespace", Opt::InheritPid, false},
     {"--status-fd", Opt::StatusFd, true},
+    {"--record-denials", Opt::RecordDenials, false},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -178,6 +183,7 @@ Args parse_args(int argc, char** argv) {
             // The sandbox keeps its own pid namespace and /proc (stricter).
             case Opt::InheritPid: break;
             case Opt::StatusFd: args.status_fd = descriptor(*value); break;
+            case Opt::RecordDenials: args.record_denials = true; break;
             case Opt::Help:
                 write_all(STDOUT_FILENO, kHelp);
                 std::exit(0);
@@ -206,7 +212,7 @@ Args parse_args(int argc, char** argv) {
 // directory first, once stdin, stdout and stderr have been opened again (which
 // reads /proc/self/fd, still the host's /proc then).
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer,
-                        bool hide = false) {
+                        bool hide = false, bool record = false) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
     if (hide) {
         // Without effective capabilities, as the command would open them.
@@ -219,7 +225,7 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
     if (mount_layer && !hide) reopen_stdio_in_view();
     set_no_new_privs();
     apply_landlock(policy, mount_layer);
-    return install_seccomp(policy);
+    return install_seccomp(policy, record);
 }
 
 // The policy from --permission-profile or --sandbox-policy, resolved here.
@@ -242,7 +248,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         fail_errno("fds", "close_range", "run on Linux 5.11 or later");
     const Args args = parse_args(argc, argv);
     if (args.status_fd) status.use_fd(*args.status_fd);
-    const Command command{args.command, status};
+    Command command{args.command, status};
 
     const CanonicalPolicy policy = read_policy(args, system_environment());
     const std::string command_cwd = args.command_cwd ? absolute(*args.command_cwd) : absolute(".");
@@ -257,6 +263,11 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
 
     const bool filesystem = policy.sandboxed_filesystem();
     const bool limited = policy.network == Network::Limited;
+    // The recorder needs pid 1 (its listener); under restricted its filter
+    // lets inet sockets be made, in an empty network namespace.
+    const bool record = args.record_denials && filesystem;
+    std::optional<Recorder> recorder;
+    if (record) command.recorder = &recorder.emplace(policy, status);
     const std::optional<std::uint64_t> processes = policy.limits.processes;
     if (filesystem || limited || processes) {
         const uid_t uid = ::geteuid();
@@ -282,14 +293,15 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         };
         auto prepare = [&]() {
             relays.attach();
-            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc);
+            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, record);
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
         const std::optional<int> ended =
-            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, relays,
+            run_under_pid1({.mount = true, .pid = true, .net = limited || (record && policy.network == Network::Restricted)},
+                           setup, prepare, abandoned, relays,
                            command);
         if (ended) {
             protect.reset();  // remove the placeholders before ending

@@ -131,13 +131,8 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
     return std::string(un.sun_path, ::strnlen(un.sun_path, length - path_offset));
 }
 
-UnixMediator::UnixMediator(Fd listener) : listener_(std::move(listener)) {
-    if (!listener_.valid()) throw sbx::Error("network: the mediator got no seccomp listener");
-    seccomp_notif_sizes sizes{};
-    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0)
-        fail_errno(kStep, "reading the seccomp notification sizes");
-    notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
-    resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
+UnixMediator::UnixMediator(int listener, std::size_t response_size)
+    : listener_(listener), resp_size_(response_size) {
     // Paths are resolved in the command's root and cwd through
     // /proc/PID/{root,cwd}, which needs a /proc of this pid namespace.
     char self[32] = {};
@@ -205,36 +200,24 @@ Wait attempt(UnixMediator::Connect& c, int& error) {
     return Wait::Nothing;
 }
 
-// Answers notification id with error (0: success).  False, with errno, when
-// the answer could not be given; ENOENT means the caller went away.
-bool answer(int listener, std::size_t response_size, std::uint64_t id, int error) {
+}  // namespace
+
+bool answer_notification(int listener, std::size_t response_size, std::uint64_t id, int error, std::uint32_t flags) {
     std::vector<std::uint64_t> buffer((response_size + 7) / 8 + 1, 0);
     auto* response = reinterpret_cast<seccomp_notif_resp*>(buffer.data());
     response->id = id;
     response->val = 0;
     response->error = -error;
-    response->flags = 0;
+    response->flags = flags;
     return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response) == 0;
 }
 
-}  // namespace
-
 bool UnixMediator::id_valid(std::uint64_t id) const {
-    return ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+    return ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-void UnixMediator::handle() {
-    // RECV blocks when nothing is pending (e.g. POLLHUP after the last
-    // filtered process exited): only go on when a notification is there.
-    pollfd ready{listener_.get(), POLLIN, 0};
-    if (::poll(&ready, 1, 0) <= 0 || !(ready.revents & POLLIN)) return;
-
-    std::vector<std::uint64_t> request_buffer((notif_size_ + 7) / 8 + 1, 0);
-    auto* request = reinterpret_cast<seccomp_notif*>(request_buffer.data());
-    if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
-        if (errno == EINTR || errno == ENOENT) return;  // the caller went away
-        fail_errno(kStep, "receiving a seccomp notification");
-    }
+void UnixMediator::serve(const seccomp_notif& notification) {
+    const seccomp_notif* request = &notification;
     const std::uint64_t id = request->id;
     Connect c;
     int error = EPERM;  // anything but connect is not ours to allow
@@ -243,7 +226,7 @@ void UnixMediator::handle() {
     if (wait != Wait::Nothing) {
         // Wait as a blocking connect(2) would, on a thread of its own, so that a
         // peer that never accepts holds up only its caller, not pid 1.
-        Fd listener(::fcntl(listener_.get(), F_DUPFD_CLOEXEC, 0));
+        Fd listener(::fcntl(listener_, F_DUPFD_CLOEXEC, 0));
         if (listener.valid()) {
             if (waiting_->fetch_add(1) < kMaxWaiting) {
                 try {
@@ -252,7 +235,7 @@ void UnixMediator::handle() {
                         int result = 0;
                         if (wait == Wait::Room) result = perform(c);
                         else handshake_done(c, -1, result);
-                        answer(listener.get(), size, id, result);
+                        answer_notification(listener.get(), size, id, result);
                         waiting->fetch_sub(1);
                     }).detach();
                     return;
@@ -263,7 +246,7 @@ void UnixMediator::handle() {
         }
         error = EAGAIN;  // no thread to wait on: what a full backlog says to a non-blocking caller
     }
-    if (!answer(listener_.get(), resp_size_, id, error) && errno != ENOENT)
+    if (!answer_notification(listener_, resp_size_, id, error) && errno != ENOENT)
         fail_errno(kStep, "answering a seccomp notification");
 }
 

@@ -33,6 +33,13 @@ void bring_up_loopback();
 // when the address is not a pathname (too short, another family, abstract).
 std::optional<std::string> unix_pathname(const void* address, std::size_t length);
 
+// Answers seccomp notification id on listener: error (0: success), or with
+// flags SECCOMP_USER_NOTIF_FLAG_CONTINUE, the syscall runs as asked.  False,
+// with errno, when the answer could not be given; ENOENT means the caller
+// went away.  response_size: SECCOMP_GET_NOTIF_SIZES's.
+bool answer_notification(int listener, std::size_t response_size, std::uint64_t id, int error,
+                         std::uint32_t flags = 0);
+
 // Serves the seccomp user notifications of the command's connect() calls.
 // Must live in the sandbox's network namespace (pid 1 of the sandbox): a
 // pathname socket may be reached only when it was bound in this network
@@ -41,19 +48,19 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
 // performed unchanged.
 class UnixMediator {
 public:
-    explicit UnixMediator(Fd listener);
+    // listener: the seccomp listener, owned by its NotificationServer
+    // (recorder.h), which receives the notifications.
+    UnixMediator(int listener, std::size_t response_size);
     UnixMediator(UnixMediator&&) = default;
     UnixMediator& operator=(UnixMediator&&) = default;
 
-    // Poll this for POLLIN, then call handle().
-    int fd() const { return listener_.get(); }
-    // Receives one notification, performs or refuses the connect, answers.
+    // One received notification of a connect(): performs or refuses it, answers.
     // A connect that has to wait (a full backlog, a handshake in progress)
     // waits on a thread of its own, so that a peer that never accepts holds
     // up only its caller, not pid 1 and the other connects.
     // Never throws for what a sandboxed process does; throws Error only when
     // the listener itself fails.
-    void handle();
+    void serve(const seccomp_notif& request);
 
     struct Connect;  // a checked connect, ready to be made (network.cc)
 
@@ -62,9 +69,8 @@ private:
     int prepare_path(const seccomp_notif&, const std::string& path, Connect&) const;
     bool id_valid(std::uint64_t id) const;
 
-    Fd listener_;
+    int listener_;
     bool proc_is_ours_ = false;  // /proc shows this pid namespace
-    std::size_t notif_size_ = 0;
     std::size_t resp_size_ = 0;
     // Connects waiting on their own threads, at most kMaxWaiting.
     std::shared_ptr<std::atomic<int>> waiting_ = std::make_shared<std::atomic<int>>(0);

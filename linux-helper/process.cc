@@ -18,7 +18,7 @@
 
 #include "namespaces.h"
 #include "util.h"
-#include "network.h"
+#include "recorder.h"
 #include "util/clone_stack.h"
 
 namespace sbx::helper {
@@ -235,7 +235,7 @@ bool helper_gone(int status_pipe) {
             if (sig == SIGCONT && terminal.job_control) pass_terminal(command);
             if (::kill(-command, sig) != 0) ::kill(command, sig);
         };
-        std::optional<UnixMediator> mediator;
+        std::optional<NotificationServer> mediator;
         for (;;) {
             // The status pipe for POLLERR only: the helper is gone.
             pollfd fds[4] = {{signals.get(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0},
@@ -268,6 +268,7 @@ bool helper_gone(int status_pipe) {
                                 }
                             }
                             if (WIFSTOPPED(status)) continue;
+                            if (to_run.recorder) to_run.recorder->finish();
                             send_report(status_pipe, {Report::Exited, status});
                             ::_exit(exit_code_of(status));
                         }
@@ -280,7 +281,7 @@ bool helper_gone(int status_pipe) {
             }
             if (fds[1].revents & POLLIN) {
                 Fd listener = receive_fd(handoff.get());
-                if (listener.valid()) mediator.emplace(std::move(listener));
+                if (listener.valid()) mediator.emplace(std::move(listener), to_run.recorder);
                 handoff.reset();
             } else if (fds[1].revents & (POLLHUP | POLLERR)) {
                 handoff.reset();

@@ -27,10 +27,13 @@ namespace sbx::helper {
 // listener (invalid when there is none).  Throws Error.
 using PrepareCommand = std::function<Fd()>;
 
+class Recorder;
+
 // The command to exec, and where a failure of the helper's is told.
 struct Command {
     char* const* argv;
     const Status& status;
+    Recorder* recorder = nullptr;  // pid 1's denial recorder (recorder.h), if any
 };
 
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs

@@ -23,26 +23,26 @@ namespace {
 
 constexpr const char* kStep = "seccomp";
 
-std::span<const sock_filter> program_for(sbx::Network network) {
+std::span<const sock_filter> program_for(sbx::Network network, bool record) {
     switch (network) {
     case sbx::Network::Restricted:
-        return filters::kRestricted;
+        return record ? std::span<const sock_filter>(filters::kRestrictedRecorded) : filters::kRestricted;
     case sbx::Network::Limited:
-        return filters::kLimited;
+        return record ? std::span<const sock_filter>(filters::kLimitedRecorded) : filters::kLimited;
     case sbx::Network::Full:
         break;
     }
-    return filters::kFull;
+    return record ? std::span<const sock_filter>(filters::kFullRecorded) : filters::kFull;
 }
 
 }  // namespace
 
-Fd install_seccomp(const sbx::CanonicalPolicy& policy) {
-    const std::span<const sock_filter> program = program_for(policy.network);
+Fd install_seccomp(const sbx::CanonicalPolicy& policy, bool record) {
+    const std::span<const sock_filter> program = program_for(policy.network, record);
     sock_fprog prog{};
     prog.len = static_cast<unsigned short>(program.size());
     prog.filter = const_cast<sock_filter*>(program.data());  // the kernel only reads it
-    if (policy.network != sbx::Network::Limited) {
+    if (policy.network != sbx::Network::Limited && !record) {
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
             fail_errno(kStep, "cannot load the filter (the kernel needs CONFIG_SECCOMP_FILTER)");
         return Fd();

@@ -27,7 +27,8 @@ namespace sbx::helper {
 
 // Loads the filter into the calling thread, which must have no_new_privs set
 // (set_no_new_privs(), caps.h; or CAP_SYS_ADMIN).  Returns the user-notification listener when the policy needs one
-// (network limited), else an invalid Fd.  Throws sbx::Error naming the step.
-Fd install_seccomp(const sbx::CanonicalPolicy&);
+// (network limited, or record: the denial recorder's filter, recorder.h),
+// else an invalid Fd.  Throws sbx::Error naming the step.
+Fd install_seccomp(const sbx::CanonicalPolicy&, bool record = false);
 
 }  // namespace sbx::helper

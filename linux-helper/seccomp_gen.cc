@@ -131,7 +131,10 @@ constexpr std::uint64_t kSetidBits[] = {S_ISUID, S_ISGID};
 constexpr std::uint64_t kTmpfileBit = 020000000;
 static_assert((O_TMPFILE & kTmpfileBit) == kTmpfileBit && (O_TMPFILE & ~kTmpfileBit) == O_DIRECTORY);
 
-void deny_setid_modes(const Ctx& ctx) {
+// notified: the recorded filters, where these calls (all but fchmod) go to
+// the recorder, which refuses a setuid/setgid mode from the same registers
+// (libseccomp cannot put an EPERM and a NOTIFY rule on one argument test).
+void deny_setid_modes(const Ctx& ctx, bool notified) {
     // Calls whose mode is always used: the argument index of the mode.
     const std::pair<Named, unsigned> always[] = {
         {{"chmod", SYS_chmod}, 1},     {{"fchmod", SYS_fchmod}, 1}, {{"fchmodat", SYS_fchmodat}, 2},
@@ -139,7 +142,9 @@ void deny_setid_modes(const Ctx& ctx) {
         {{"mknodat", SYS_mknodat}, 2},
     };
     for (const auto& [call, mode] : always)
-        for (std::uint64_t bit : kSetidBits) add(ctx, kDeny, call, {SCMP_CMP(mode, SCMP_CMP_MASKED_EQ, bit, bit)});
+        if (!notified || call.nr == SYS_fchmod)
+            for (std::uint64_t bit : kSetidBits) add(ctx, kDeny, call, {SCMP_CMP(mode, SCMP_CMP_MASKED_EQ, bit, bit)});
+    if (notified) return;
     // open and openat use the mode only when they create a file: with
     // O_CREAT, or O_TMPFILE (which linkat can then give a name).  Without
     // them the mode is whatever was in the register, so it is not looked at.
@@ -161,9 +166,37 @@ void deny_unix_datagrams(const Ctx& ctx, const Named& call) {
     }
 }
 
+// The recorder's notifications (recorder.h): the write-class file syscalls,
+// and open/openat only when their flags ask to write, create, truncate or
+// make a temporary file, so that reads never leave the kernel.  The recorder
+// refuses a setuid/setgid mode of these (deny_setid_modes).
+void notify_file_writes(const Ctx& ctx) {
+    constexpr std::uint64_t kWriteFlags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, kTmpfileBit};
+    for (const auto& [call, flags] : {std::pair{Named{"open", SYS_open}, 1U}, std::pair{Named{"openat", SYS_openat}, 2U}})
+        for (std::uint64_t bit : kWriteFlags) add(ctx, SCMP_ACT_NOTIFY, call, {SCMP_CMP(flags, SCMP_CMP_MASKED_EQ, bit, bit)});
+    const Named always[] = {
+        {"creat", SYS_creat},       {"mkdir", SYS_mkdir},         {"mkdirat", SYS_mkdirat},
+        {"mknod", SYS_mknod},       {"mknodat", SYS_mknodat},     {"unlink", SYS_unlink},
+        {"unlinkat", SYS_unlinkat}, {"rmdir", SYS_rmdir},         {"rename", SYS_rename},
+        {"renameat", SYS_renameat}, {"renameat2", SYS_renameat2}, {"link", SYS_link},
+        {"linkat", SYS_linkat},     {"symlink", SYS_symlink},     {"symlinkat", SYS_symlinkat},
+        {"chmod", SYS_chmod},       {"fchmodat", SYS_fchmodat},   {"fchmodat2", 452},
+        {"chown", SYS_chown},       {"lchown", SYS_lchown},       {"fchownat", SYS_fchownat},
+        {"truncate", SYS_truncate}, {"utime", SYS_utime},         {"utimes", SYS_utimes},
+        {"futimesat", SYS_futimesat},
+    };
+    for (const Named& call : always) add(ctx, SCMP_ACT_NOTIFY, call);
+    // utimensat(fd, NULL, ...) is futimens: no path.
+    add(ctx, SCMP_ACT_NOTIFY, Named{"utimensat", SYS_utimensat}, {SCMP_A1(SCMP_CMP_NE, 0)});
+}
+
 enum class Network { Restricted, Limited, Full };
 
-Ctx build(Network network) {
+// record: the recorder's filter (recorder.h).  For restricted it also lets
+// socket(AF_INET, AF_INET6) through, in the empty network namespace the
+// helper then gives the command, and hands connect and sendto with an
+// address to the recorder, which records the destination and refuses.
+Ctx build(Network network, bool record) {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) fail("seccomp_init failed", ENOMEM);
     // Only the native ABI is in the filter: a syscall through i386 (int 0x80)
@@ -187,7 +220,7 @@ Ctx build(Network network) {
     for (unsigned long request : kDeniedIoctls)
         add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, request)});
 
-    deny_setid_modes(ctx);
+    deny_setid_modes(ctx, record);
     // openat2 carries its flags and mode in a struct open_how that BPF cannot
     // read, so a setuid mode there could not be seen: it fails with ENOSYS,
     // as on kernels before 5.6, and callers fall back to openat, whose mode
@@ -204,15 +237,24 @@ Ctx build(Network network) {
     case Network::Full:
         break;
     case Network::Restricted:
-        add(ctx, kDeny, socket_call);
-        for (Named call : {Named{"connect", SYS_connect}, Named{"bind", SYS_bind}, Named{"listen", SYS_listen},
-                           Named{"accept", SYS_accept}, Named{"accept4", SYS_accept4}})
+        if (record) {
+            // Families below AF_INET6 but AF_INET, and above it: refused.
+            add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
+            for (std::uint64_t family = 0; family < AF_INET6; ++family)
+                if (family != AF_INET) add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
+            add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
+        } else {
+            add(ctx, kDeny, socket_call);
+            add(ctx, kDeny, Named{"connect", SYS_connect});
+        }
+        for (Named call : {Named{"bind", SYS_bind}, Named{"listen", SYS_listen}, Named{"accept", SYS_accept},
+                           Named{"accept4", SYS_accept4}})
             add(ctx, kDeny, call);
         // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
         add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
         deny_unix_datagrams(ctx, socketpair_call);
         // An address on a send: stream pairs ignore it anyway.
-        add(ctx, kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
+        add(ctx, record ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
         break;
     case Network::Limited:
         // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
@@ -231,12 +273,13 @@ Ctx build(Network network) {
         add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
         break;
     }
+    if (record) notify_file_writes(ctx);
     return ctx;
 }
 
 // The program, exported through a pipe (libseccomp writes it to an fd).
-std::vector<sock_filter> program(Network network) {
-    Ctx ctx = build(network);
+std::vector<sock_filter> program(Network network, bool record) {
+    Ctx ctx = build(network, record);
     int ends[2];
     if (::pipe(ends) != 0) fail("pipe", errno);
     int rc = seccomp_export_bpf(ctx.get(), ends[1]);
@@ -273,18 +316,21 @@ int main(int argc, char** argv) {
         // Level 5 knows every action used here (KILL_PROCESS, NOTIFY) without
         // asking the running kernel.
         if (int rc = seccomp_api_set(5); rc < 0) fail("seccomp_api_set(5)", -rc);
-        const auto restricted = program(Network::Restricted);
-        const auto limited = program(Network::Limited);
-        const auto full = program(Network::Full);
+        const std::pair<const char*, std::vector<sock_filter>> programs[] = {
+            {"kRestricted", program(Network::Restricted, false)},
+            {"kLimited", program(Network::Limited, false)},
+            {"kFull", program(Network::Full, false)},
+            {"kRestrictedRecorded", program(Network::Restricted, true)},
+            {"kLimitedRecorded", program(Network::Limited, true)},
+            {"kFullRecorded", program(Network::Full, true)},
+        };
         const std::string tmp = std::string(argv[1]) + ".tmp";
         std::FILE* out = std::fopen(tmp.c_str(), "w");
         if (out == nullptr) fail("cannot write " + tmp, errno);
         std::fprintf(out,
                      "// Generated by seccomp-gen (linux-helper/seccomp_gen.cc) with libseccomp; do not edit.\n"
                      "#pragma once\n#include <linux/filter.h>\n\nnamespace sbx::helper::filters {\n\n");
-        print(out, "kRestricted", restricted);
-        print(out, "kLimited", limited);
-        print(out, "kFull", full);
+        for (const auto& [name, prog] : programs) print(out, name, prog);
         std::fprintf(out, "\n}  // namespace sbx::helper::filters\n");
         if (std::fclose(out) != 0) fail("cannot write " + tmp, errno);
         if (std::rename(tmp.c_str(), argv[1]) != 0) fail("cannot rename " + tmp, errno);

@@ -75,4 +75,20 @@ void Status::not_enforced(std::string_view reason, const std::vector<std::string
     emit(nlohmann::json{{"not_enforced", {{"reason", reason}, {"items", items}}}}.dump(), text);
 }
 
+std::size_t Status::denied(std::string_view op, std::string_view path, std::string_view address, long pid,
+                           std::string_view program) const {
+    nlohmann::json detail{{"op", op}, {"pid", pid}, {"program", program}};
+    if (!path.empty()) detail["path"] = path;
+    if (!address.empty()) detail["address"] = address;
+    const std::string line = nlohmann::json{{"denied", detail}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string text = "denied ";
+    text.append(op).append(" ").append(path.empty() ? address : path);
+    emit(line, text);
+    return line.size() + 1;
+}
+
+void Status::denied_omitted(std::uint64_t count) const {
+    emit(nlohmann::json{{"denied_omitted", count}}.dump(), "denied " + std::to_string(count) + " more operations");
+}
+
 }  // namespace sbx::helper

@@ -11,10 +11,18 @@
 //       absent when none was found
 //   {"not_enforced": {"reason": R, "items": [...]}}
 //       the sandbox runs without some of its layers (--allow-unprotected)
+//   {"denied": {"op": O, "path": P, "address": A, "pid": N, "program": C}}
+//       an operation the sandbox refused (--record-denials, recorder.h): O is
+//       write, create, remove, rename, chmod, chown, utimes or connect; path
+//       (absolute) or address ("1.2.3.4:443", "[::1]:53"), whichever applies
+//   {"denied_omitted": N}
+//       N more denied operations, not listed (past the recorder's bound)
 //
 // The descriptor is close-on-exec: the command never sees it.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -31,6 +39,10 @@ public:
     // errno err from execvp(argv[0]).
     void exec_failed(char* const* argv, int err) const;
     void not_enforced(std::string_view reason, const std::vector<std::string>& items) const;
+    // One recorded denial; returns the size of the line written.
+    std::size_t denied(std::string_view op, std::string_view path, std::string_view address, long pid,
+                       std::string_view program) const;
+    void denied_omitted(std::uint64_t count) const;
 
 private:
     void emit(const std::string& json_line, std::string_view stderr_text) const;

@@ -1,0 +1,332 @@
+#include "recorder.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <string_view>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "util.h"
+#include "util/path.h"
+#include "walk.h"
+
+// Linux 6.6; the C library's headers may predate it.
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+namespace sbx::helper {
+namespace {
+
+constexpr const char* kStep = "recorder";
+constexpr int kAtFdcwd = AT_FDCWD;
+
+bool names_op(std::string_view op) { return op == "create" || op == "remove" || op == "rename"; }
+
+bool writable(const sbx::CanonicalPolicy& policy, const std::string& path) {
+    const FsDecision d = decide_path(policy, path);
+    return d.access && *d.access == FsAccess::Write;
+}
+
+// A NUL-terminated string of the caller's at address, at most PATH_MAX bytes,
+// read one page at a time so that a string ending before an unmapped page
+// is still read.
+std::optional<std::string> read_string(pid_t pid, std::uint64_t address) {
+    if (address == 0) return std::nullopt;
+    constexpr std::uint64_t kPage = 4096;
+    std::string out;
+    std::array<char, kPage> buffer;
+    while (out.size() < PATH_MAX) {
+        const std::uint64_t at = address + out.size();
+        const std::size_t want = static_cast<std::size_t>(kPage - at % kPage);
+        iovec local{buffer.data(), want};
+        iovec remote{reinterpret_cast<void*>(at), want};
+        const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n <= 0) return std::nullopt;
+        const std::string_view got(buffer.data(), static_cast<std::size_t>(n));
+        if (const auto nul = got.find('\0'); nul != std::string_view::npos) return out.append(got.substr(0, nul));
+        out.append(got);
+    }
+    return std::nullopt;  // longer than PATH_MAX: the kernel refuses it (ENAMETOOLONG)
+}
+
+std::optional<std::string> read_link(const std::string& link) {
+    char text[PATH_MAX];
+    const ssize_t n = ::readlink(link.c_str(), text, sizeof text);
+    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof text || text[0] != '/') return std::nullopt;
+    return std::string(text, static_cast<std::size_t>(n));
+}
+
+// The directory a *at() call's path is relative to, as the caller sees it.
+std::optional<std::string> base_dir(pid_t pid, int dirfd) {
+    if (dirfd == kAtFdcwd) return read_link(fmt::format("/proc/{}/cwd", pid));
+    return read_link(fmt::format("/proc/{}/fd/{}", pid, dirfd));
+}
+
+// The caller's magic names, which pid 1 would otherwise resolve as its own.
+std::string as_caller(const std::string& path, pid_t pid) {
+    const std::string proc = fmt::format("/proc/{}", pid);
+    for (std::string_view self : {"/proc/self", "/proc/thread-self"})
+        if (path == self || path.starts_with(std::string(self) + "/")) return proc + path.substr(self.size());
+    if (path.starts_with("/dev/fd/")) return proc + "/fd/" + path.substr(8);
+    constexpr std::string_view kStd[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (std::size_t i = 0; i < 3; ++i)
+        if (path == kStd[i]) return fmt::format("{}/fd/{}", proc, i);
+    return path;
+}
+
+// The real path of `path` in the view (symlinks followed), or "" when a
+// component is missing or it leads to no path (a pipe, a socket).
+std::string real_path(const std::string& path, pid_t pid) {
+    const WalkVisitor visit{[](const std::string&, std::string_view, int depth) {
+                                if (depth > 40) throw sbx::Error("too many links");
+                            },
+                            {}};
+    try {
+        return walk_path("/", as_caller(path, pid), visit);
+    } catch (const sbx::Error&) {
+        return {};
+    }
+}
+
+std::string comm_of(pid_t pid) {
+    Fd fd(::open(fmt::format("/proc/{}/comm", pid).c_str(), O_RDONLY | O_CLOEXEC));
+    char text[32] = {};
+    const ssize_t n = fd.valid() ? ::read(fd.get(), text, sizeof text - 1) : -1;
+    std::string comm(text, n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    return comm;
+}
+
+// "1.2.3.4:443", "[2001:db8::1]:443", or "" for another family.
+std::string inet_address(const sockaddr_storage& address, std::size_t length) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address.ss_family == AF_INET && length >= sizeof(sockaddr_in)) {
+        const auto& in = reinterpret_cast<const sockaddr_in&>(address);
+        ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
+        return fmt::format("{}:{}", text, ntohs(in.sin_port));
+    }
+    if (address.ss_family == AF_INET6 && length >= sizeof(sockaddr_in6)) {
+        const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
+        ::inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
+        return fmt::format("[{}]:{}", text, ntohs(in6.sin6_port));
+    }
+    return {};
+}
+
+// One path argument of an observed call: the op it stands for, where the
+// path and its dirfd are among the arguments (-1: no dirfd, AT_FDCWD).
+struct PathArg {
+    const char* op;
+    int path;
+    int dirfd;
+    bool open_existing = false;  // open(O_CREAT) without O_EXCL: an existing file is opened
+};
+
+// The path arguments of a notified file syscall (none: not one of ours),
+// and the index of its mode argument where a setuid/setgid mode is refused.
+struct FileCall {
+    std::vector<PathArg> paths;
+    int mode = -1;
+};
+
+FileCall file_call(const seccomp_data& d) {
+    // O_TMPFILE's own bit (the C library's O_TMPFILE includes O_DIRECTORY):
+    // its path is the directory, written to, not a name made in it.
+    constexpr std::uint64_t kTmpfileBit = 020000000;
+    const auto flags_op = [](std::uint64_t flags) { return (flags & O_CREAT) && !(flags & kTmpfileBit) ? "create" : "write"; };
+    const auto creates = [](std::uint64_t flags) { return (flags & (O_CREAT | kTmpfileBit)) != 0; };
+    const auto reuses = [](std::uint64_t flags) { return !(flags & O_EXCL); };
+    switch (d.nr) {
+    case SYS_open: return {{{flags_op(d.args[1]), 0, -1, reuses(d.args[1])}}, creates(d.args[1]) ? 2 : -1};
+    case SYS_openat: return {{{flags_op(d.args[2]), 1, 0, reuses(d.args[2])}}, creates(d.args[2]) ? 3 : -1};
+    case SYS_creat: return {{{"create", 0, -1, true}}, 1};
+    case SYS_mkdir: return {{{"create", 0, -1}}};
+    case SYS_mkdirat: return {{{"create", 1, 0}}};
+    case SYS_mknod: return {{{"create", 0, -1}}, 1};
+    case SYS_mknodat: return {{{"create", 1, 0}}, 2};
+    case SYS_unlink: case SYS_rmdir: return {{{"remove", 0, -1}}};
+    case SYS_unlinkat: return {{{"remove", 1, 0}}};
+    case SYS_rename: return {{{"rename", 0, -1}, {"rename", 1, -1}}};
+    case SYS_renameat: case SYS_renameat2: return {{{"rename", 1, 0}, {"rename", 3, 2}}};
+    case SYS_link: return {{{"create", 1, -1}}};
+    case SYS_linkat: return {{{"create", 3, 2}}};
+    case SYS_symlink: return {{{"create", 1, -1}}};
+    case SYS_symlinkat: return {{{"create", 2, 1}}};
+    case SYS_chmod: return {{{"chmod", 0, -1}}, 1};
+    case SYS_fchmodat: case 452: return {{{"chmod", 1, 0}}, 2};
+    case SYS_chown: case SYS_lchown: return {{{"chown", 0, -1}}};
+    case SYS_fchownat: return {{{"chown", 1, 0}}};
+    case SYS_truncate: return {{{"write", 0, -1}}};
+    case SYS_utime: case SYS_utimes: return {{{"utimes", 0, -1}}};
+    case SYS_futimesat: case SYS_utimensat: return {{{"utimes", 1, 0}}};
+    default: return {};
+    }
+}
+
+}  // namespace
+
+bool policy_refuses(const sbx::CanonicalPolicy& policy, const std::string& op, const std::string& path) {
+    if (!writable(policy, path)) return true;
+    return names_op(op) && path != "/" && !writable(policy, parent_path(path));
+}
+
+void Recorder::record(DeniedOp d) {
+    std::string key = d.op + ' ' + d.path + d.address;
+    if (seen_.count(key) != 0) return;
+    if (seen_.size() >= kMaxListed || bytes_ >= kMaxBytes) {
+        ++omitted_;
+        return;
+    }
+    seen_.insert(std::move(key));
+    bytes_ += status_.denied(d.op, d.path, d.address, d.pid, d.program);
+}
+
+void Recorder::file_op(const std::string& op, const std::string& path, pid_t pid, bool open_existing) {
+    if (!policy_refuses(policy_, op, path)) {
+        // Allowed by the lexical path.  One lstat for an open: a symlink
+        // there (say in the workspace, to /etc/passwd) is judged by where it
+        // leads.  (A symlinked directory on the way is not: see above.)
+        struct stat st {};
+        if (!open_existing || ::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
+        const std::string real = real_path(path, pid);
+        if (!real.empty() && policy_refuses(policy_, "write", real)) record({"write", real, {}, pid, comm_of(pid)});
+        return;
+    }
+    // Denied by the lexical path: judge the real one.  A namespace change is
+    // made in the real parent, on the last component as it is.
+    std::string real;
+    if (names_op(op)) {
+        if (path == "/") return;
+        const std::string parent = real_path(parent_path(path), pid);
+        if (parent.empty()) return;  // ENOENT, not the sandbox
+        real = child_path(parent, path.substr(path.rfind('/') + 1));
+    } else {
+        real = real_path(path, pid);
+        if (real.empty()) return;  // missing, or not a path (a pipe)
+    }
+    std::string shown = op;
+    struct stat st {};
+    if (op == "create" && ::lstat(real.c_str(), &st) == 0) {
+        // It exists: mkdir, mknod, link and O_EXCL fail with EEXIST, not
+        // the sandbox; open(O_CREAT) writes to what it finds.
+        if (!open_existing) return;
+        shown = "write";
+        real = real_path(real, pid);
+        if (real.empty()) return;
+    }
+    if (!policy_refuses(policy_, shown, real)) return;
+    record({shown, real, {}, pid, comm_of(pid)});
+}
+
+void Recorder::net_op(const std::string& op, const std::string& address, pid_t pid) {
+    record({op, {}, address, pid, comm_of(pid)});
+}
+
+void Recorder::finish() {
+    if (omitted_ > 0) status_.denied_omitted(omitted_);
+    omitted_ = 0;
+}
+
+NotificationServer::NotificationServer(Fd listener, Recorder* recorder)
+    : listener_(std::move(listener)), recorder_(recorder) {
+    if (!listener_.valid()) throw sbx::Error("seccomp: pid 1 got no listener");
+    seccomp_notif_sizes sizes{};
+    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0)
+        fail_errno(kStep, "reading the seccomp notification sizes");
+    notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
+    resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
+    if (!recorder_ || recorder_->network() == sbx::Network::Limited) mediator_.emplace(listener_.get(), resp_size_);
+    // The caller and pid 1 switch on one CPU (Linux 6.6); older kernels: EINVAL, ignored.
+    if (recorder_) ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+}
+
+void NotificationServer::handle() {
+    // RECV blocks when nothing is pending (e.g. POLLHUP after the last
+    // filtered process exited): only go on when a notification is there.
+    pollfd ready{listener_.get(), POLLIN, 0};
+    if (::poll(&ready, 1, 0) <= 0 || !(ready.revents & POLLIN)) return;
+    std::vector<std::uint64_t> buffer((notif_size_ + 7) / 8 + 1, 0);
+    auto* request = reinterpret_cast<seccomp_notif*>(buffer.data());
+    if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
+        if (errno == EINTR || errno == ENOENT) return;  // the caller went away
+        fail_errno(kStep, "receiving a seccomp notification");
+    }
+    if (mediator_ && request->data.nr == SYS_connect) return mediator_->serve(*request);
+    observe(*request);
+}
+
+void NotificationServer::observe(const seccomp_notif& request) {
+    const seccomp_data& d = request.data;
+    const auto pid = static_cast<pid_t>(request.pid);
+    auto answer = [&](int error, std::uint32_t flags) {
+        if (!answer_notification(listener_.get(), resp_size_, request.id, error, flags) && errno != ENOENT)
+            fail_errno(kStep, "answering a seccomp notification");
+    };
+    if (recorder_ == nullptr || d.arch != AUDIT_ARCH_X86_64) return answer(EPERM, 0);
+    auto valid = [&] { return ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) == 0; };
+
+    if (d.nr == SYS_connect || d.nr == SYS_sendto) {
+        // Network restricted: recorded with the destination, always refused.
+        const std::uint64_t user_address = d.nr == SYS_connect ? d.args[1] : d.args[4];
+        const auto length = static_cast<std::size_t>(static_cast<int>(d.nr == SYS_connect ? d.args[2] : d.args[5]));
+        sockaddr_storage address{};
+        std::string text;
+        if (length > 0 && length <= sizeof address) {
+            iovec local{&address, length};
+            iovec remote{reinterpret_cast<void*>(user_address), length};
+            if (::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(length) && valid())
+                text = inet_address(address, length);
+        }
+        answer(address.ss_family == AF_UNIX ? EPERM : ECONNREFUSED, 0);
+        if (!text.empty()) recorder_->net_op("connect", text, pid);
+        return;
+    }
+
+    const FileCall call = file_call(d);
+    if (call.paths.empty()) return answer(EPERM, 0);
+    // Never a setuid or setgid file: the recorded filters leave this refusal
+    // of theirs to the recorder (seccomp_gen.cc, deny_setid_modes).  The mode
+    // is a register, not memory: no TOCTOU.
+    if (call.mode >= 0 && (d.args[call.mode] & (S_ISUID | S_ISGID))) return answer(EPERM, 0);
+    // Read while the caller waits, then let the kernel decide.
+    std::vector<std::pair<const PathArg*, std::string>> paths;
+    for (const PathArg& arg : call.paths) {
+        std::optional<std::string> path = read_string(pid, d.args[arg.path]);
+        if (!path) continue;
+        if (path->empty() || path->front() != '/') {
+            const int dirfd = arg.dirfd < 0 ? kAtFdcwd : static_cast<int>(d.args[arg.dirfd]);
+            const std::optional<std::string> base = base_dir(pid, dirfd);
+            if (!base) continue;
+            path = join_path(*base, *path);
+        } else {
+            path = join_path("/", *path);
+        }
+        paths.emplace_back(&arg, std::move(*path));
+    }
+    const bool still_pending = valid();  // else the pid may name another process now
+    answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+    if (!still_pending) return;
+    for (const auto& [arg, path] : paths) recorder_->file_op(arg->op, path, pid, arg->open_existing);
+}
+
+}  // namespace sbx::helper
