@@ -230,6 +230,9 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.flag("--clear-env", args.command.clear_env,
              "Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx's environment");
     add.option("--stdin", text.stdin_mode, "inherit (default) or null");
+    add.flag("--record-denials", args.command.record_denials,
+             "Record each write (and, under -n restricted, each connect) the sandbox refuses, with its path or "
+             "address, pid and program, into denials (Linux; costs each write-class file call a round trip)");
     add.flag("--dry-run", args.dry_run,
              "Print what would be executed as one JSON object {argv, env (the additions), cwd} and run "
              "nothing; with --escalate also escalation.if_approved {argv, env, cwd}");

@@ -125,14 +125,17 @@ public:
             a.result.err.shown += line;
         }
         a.denial = analyze_denial(a.result, a.sandboxed);
+        std::vector<Denial> audited;
         if (audit && audit->active()) {
             const bool failed = a.result.exit_code != 0;
             const auto records = audit->collect(failed ? 100 : 0);
             // The domain's creator is the helper, as the kernel names it (resolved).
             if (!records.empty())
-                a.denial.denials =
-                    landlock_denials(records, system_environment().realpath(helper()).value_or(helper()));
+                audited = landlock_denials(records, system_environment().realpath(helper()).value_or(helper()));
         }
+        a.denial.denials = audited;
+        if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials)
+            a.denial = analyze_recorded(a.result, a.helper, audited);
         if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;
     }

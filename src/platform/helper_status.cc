@@ -31,6 +31,17 @@ HelperStatus parse_helper_status(std::string_view report) {
             if (x->contains("mode") && (*x)["mode"].is_number_unsigned()) f.mode = (*x)["mode"].get<unsigned>();
             status.exec = std::move(f);
         }
+        if (auto d = line.find("denied"); d != line.end() && d->is_object()) {
+            RecordedDenial r;
+            r.op = d->value("op", std::string());
+            r.path = d->value("path", std::string());
+            r.address = d->value("address", std::string());
+            r.pid = d->value("pid", 0L);
+            r.program = d->value("program", std::string());
+            if (!r.op.empty()) status.denied.push_back(std::move(r));
+        }
+        if (auto o = line.find("denied_omitted"); o != line.end() && o->is_number_unsigned())
+            status.denied_omitted += o->get<std::uint64_t>();
         if (auto n = line.find("not_enforced"); n != line.end() && n->is_object()) {
             status.not_enforced_reason = n->value("reason", std::string());
             if (n->contains("items") && (*n)["items"].is_array())

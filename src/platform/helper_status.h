@@ -3,6 +3,7 @@
 // executed.  Pure.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,11 +22,21 @@ struct ExecFailure {
     std::optional<unsigned> mode;
 };
 
+// An operation the sandbox refused, as the helper's recorder saw it
+// (--record-denials): op, path or address, pid and program.
+struct RecordedDenial {
+    std::string op, path, address;
+    long pid = 0;
+    std::string program;
+};
+
 struct HelperStatus {
     std::optional<std::string> error;  // the sandbox could not be applied: "STEP: REASON; FIX"
     std::optional<ExecFailure> exec;   // the command could not be executed
     std::optional<std::string> not_enforced_reason;
     std::vector<std::string> not_enforced;
+    std::vector<RecordedDenial> denied;  // in the order recorded, each once
+    std::uint64_t denied_omitted = 0;    // more denials, past the helper's bound
 };
 
 // One JSON object a line; a line that is not one of the helper's is skipped.

@@ -12,12 +12,14 @@ const std::vector<std::string>& kept_env_names() {
 }
 
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
-                                           const std::string& command_cwd) {
-    return {helper,
-            "--sandbox-policy-cwd", policy.workspace,
-            "--command-cwd", command_cwd,
-            "--status-fd", std::to_string(kHelperStatusFd),
-            "--sandbox-policy", to_json(policy).dump()};
+                                           const std::string& command_cwd, bool record_denials) {
+    std::vector<std::string> args{helper,
+                                  "--sandbox-policy-cwd", policy.workspace,
+                                  "--command-cwd", command_cwd,
+                                  "--status-fd", std::to_string(kHelperStatusFd)};
+    if (record_denials) args.emplace_back("--record-denials");
+    args.insert(args.end(), {"--sandbox-policy", to_json(policy).dump()});
+    return args;
 }
 
 ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetOs os, const PlatformPaths& paths) {
@@ -32,7 +34,7 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv = command.argv;
         out.sandbox = SandboxKind::None;
     } else if (os == TargetOs::Linux) {
-        out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd);
+        out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd, command.record_denials);
         out.argv.push_back("--");
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = SandboxKind::Linux;

@@ -22,6 +22,7 @@ struct CommandSpec {
     std::vector<std::string> unset_env;          // --unset-env KEY
     bool clear_env = false;                      // --clear-env
     StdinMode stdin_mode = StdinMode::Inherit;
+    bool record_denials = false;                 // --record-denials (the helper's recorder)
 };
 
 // Where the platform's sandbox programs live.
@@ -55,7 +56,9 @@ const std::vector<std::string>& kept_env_names();
 ExecPlan plan(const CanonicalPolicy&, const CommandSpec&, TargetOs, const PlatformPaths&);
 
 // The helper's argv prefix for a policy (everything before "--").
+// record_denials adds the helper's --record-denials (sbx's own; never in
+// the argv Codex is given).
 std::vector<std::string> linux_helper_args(const CanonicalPolicy&, const std::string& helper,
-                                           const std::string& command_cwd);
+                                           const std::string& command_cwd, bool record_denials = false);
 
 }  // namespace sbx

@@ -186,6 +186,21 @@ DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
     return a;
 }
 
+DenialAnalysis analyze_recorded(const ExecResult& r, const HelperStatus& helper, const std::vector<Denial>& audit) {
+    DenialAnalysis a;
+    a.denials = merge_denials(helper.denied, audit);
+    a.omitted = helper.denied_omitted;
+    if (r.signal && *r.signal == SIGSYS) {
+        a.sandbox_denied = true;
+        a.reason = "SIGSYS";
+        return a;
+    }
+    if (r.exit_code == 0 || r.timed_out || r.exit_code == 124 || a.denials.empty()) return a;
+    a.sandbox_denied = true;
+    a.reason = "recorded";
+    return a;
+}
+
 std::vector<AuditRecord> parse_audit_log(std::string_view text) {
     std::vector<AuditRecord> out;
     while (!text.empty()) {
@@ -237,7 +252,22 @@ nlohmann::json to_json(const Denial& d) {
     if (!d.path.empty()) j["path"] = d.path;
     if (!d.address.empty()) j["address"] = d.address;
     if (!d.target.empty()) j["target"] = d.target;
+    if (d.pid != 0) j["pid"] = d.pid;
+    if (!d.program.empty()) j["program"] = d.program;
     return j;
+}
+
+std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, const std::vector<Denial>& audit) {
+    std::vector<Denial> out;
+    for (const auto& r : recorded) out.push_back(Denial{r.op, r.path, r.address, {}, r.pid, r.program});
+    const std::size_t seen = out.size();
+    for (const auto& d : audit) {
+        const bool known = std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(seen), [&](const Denial& r) {
+            return (!d.path.empty() && r.path == d.path) || (!d.address.empty() && r.address == d.address);
+        });
+        if (!known) out.push_back(d);
+    }
+    return out;
 }
 
 }  // namespace sbx

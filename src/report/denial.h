@@ -13,20 +13,26 @@
 
 #include "exec/supervisor.h"
 #include "platform/audit.h"
+#include "platform/helper_status.h"
 
 namespace sbx {
 
-// One denied operation, from a Landlock audit record.
+// One denied operation, recorded by the helper (--record-denials) or from a
+// Landlock audit record.
 struct Denial {
-    std::string operation;  // the blockers, e.g. "fs.write_file" or "fs.make_reg,fs.refer"
+    std::string operation;  // recorded: write, create, remove, rename, chmod, chown, utimes, connect;
+                            // audit: the blockers, e.g. "fs.write_file" or "fs.make_reg,fs.refer"
     std::string path;       // filesystem objects
-    std::string address;    // network: "daddr:dest" or "saddr:src"
+    std::string address;    // network: "1.2.3.4:443" (recorded), "daddr:dest" or "saddr:src" (audit)
     std::string target;     // signals: "pid 1 (systemd)"
+    long pid = 0;           // recorded: the caller (its pid in the sandbox), and its comm
+    std::string program;
     bool operator==(const Denial&) const = default;
 };
 
 struct DenialAnalysis {
     bool sandbox_denied = false;
+    std::uint64_t omitted = 0;  // recorded denials past the helper's bound, not listed
     std::string reason;  // the matched message ("read-only file system"), or "SIGSYS"
     std::string path;    // an absolute path named on the line of the message, if any
     std::vector<Denial> denials;
@@ -44,6 +50,14 @@ std::string path_near_denial_message(std::string_view text);
 // died of SIGSYS.  reason says which.
 DenialAnalysis analyze_denial(const ExecResult&, bool sandboxed);
 
+// With the recorder (--record-denials): the denials are what it recorded
+// (merged with the audit's), and sandbox_denied is true only when the
+// command failed (not 0, not a timeout) and a recorded or audited denial
+// exists, or it died of SIGSYS; the output heuristic no longer decides
+// (`cat /etc/shadow` refused by the file's mode is not the sandbox's).
+// reason: "recorded" or "SIGSYS".
+DenialAnalysis analyze_recorded(const ExecResult&, const HelperStatus&, const std::vector<Denial>& audit);
+
 // Parses lines of an audit log ("type=LANDLOCK_ACCESS msg=audit(...): ..." or
 // "type=1423 ...", as auditd, ausearch and dmesg print them) into records;
 // other lines are skipped.
@@ -55,5 +69,9 @@ std::vector<AuditRecord> parse_audit_log(std::string_view text);
 std::vector<Denial> landlock_denials(const std::vector<AuditRecord>&, std::string_view creator_exe);
 
 nlohmann::json to_json(const Denial&);
+
+// The recorder's denials, then the audit's that name another path or
+// address (the same operation seen twice is listed once).
+std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, const std::vector<Denial>& audit);
 
 }  // namespace sbx

@@ -78,6 +78,8 @@ const char* stream_name(Stream s) { return s == Stream::Stdout ? "stdout" : "std
 bool is_write_operation(const std::string& op) {
     for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer"})
         if (op.find(w) != std::string::npos) return true;
+    for (const char* w : {"write", "create", "remove", "rename", "chmod", "chown", "utimes"})  // recorded
+        if (op == w) return true;
     return false;
 }
 
@@ -163,6 +165,7 @@ nlohmann::json result_json(const RunReport& r) {
                                       {"keep", keep_name(x.caps.keep)}}},
         {"sandbox_denied", r.denial.sandbox_denied},
         {"denials", denials},
+        {"denials_omitted", r.denial.omitted},
         {"escalated", r.escalated},
         {"approval", r.approval ? approval::to_json(*r.approval) : nlohmann::json(nullptr)},
         {"not_enforced", r.not_enforced},

@@ -70,3 +70,19 @@ TEST_CASE("exec failure: the words for each cause") {
     const ExecFailure other{"/usr/bin/x", EACCES, "/usr/bin/x", S_IFREG | 0755};
     CHECK(describe_exec_failure(other, &p, "/") == "cannot run '/usr/bin/x': Permission denied");
 }
+
+TEST_CASE("helper status: the recorder's denials, in order, and the count past its bound") {
+    const HelperStatus s = parse_helper_status(
+        R"({"denied":{"op":"create","path":"/etc/x","pid":3,"program":"touch"}})" "\n"
+        R"({"denied":{"op":"connect","address":"10.0.0.1:53","pid":5,"program":"getent"}})" "\n"
+        R"({"denied":{"path":"/no/op"}})" "\n"
+        R"({"denied_omitted":9744})");
+    REQUIRE(s.denied.size() == 2);
+    CHECK(s.denied[0].op == "create");
+    CHECK(s.denied[0].path == "/etc/x");
+    CHECK(s.denied[0].pid == 3);
+    CHECK(s.denied[0].program == "touch");
+    CHECK(s.denied[1].address == "10.0.0.1:53");
+    CHECK(s.denied[1].path.empty());
+    CHECK(s.denied_omitted == 9744);
+}

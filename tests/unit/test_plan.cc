@@ -54,6 +54,18 @@ TEST_CASE("Linux: the helper's argv carries the canonical policy and the command
     CHECK(e.env_remove == std::vector<std::string>{"SECRET"});
 }
 
+TEST_CASE("Linux: --record-denials reaches the helper only when asked") {
+    CanonicalPolicy p = policy(Mode::WorkspaceWrite);
+    CommandSpec c = command();
+    const auto plain = plan(p, c, TargetOs::Linux, kPaths).argv;
+    CHECK(std::find(plain.begin(), plain.end(), "--record-denials") == plain.end());
+    c.record_denials = true;
+    const auto recorded = plan(p, c, TargetOs::Linux, kPaths).argv;
+    REQUIRE(recorded.size() == plain.size() + 1);
+    CHECK(recorded[7] == "--record-denials");
+    CHECK(recorded[8] == "--sandbox-policy");
+}
+
 TEST_CASE("every sandboxed mode goes through the helper; danger-full-access runs the command itself") {
     for (Mode m : {Mode::ReadOnly, Mode::WorkspaceWrite, Mode::ExternalSandbox})
         CHECK(plan(policy(m), command(), TargetOs::Linux, kPaths).argv[0] == kPaths.linux_helper);

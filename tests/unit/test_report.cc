@@ -59,9 +59,9 @@ TEST_CASE("the JSON result has every field of section 4") {
                             "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
                             "stderr_bytes", "stdout_omitted_bytes", "stdout_omitted_lines",
                             "stderr_omitted_bytes", "stderr_omitted_lines", "output_cap", "sandbox_denied",
-                            "denials", "escalated", "approval", "not_enforced"})
+                            "denials", "denials_omitted", "escalated", "approval", "not_enforced"})
         CHECK(j.contains(key));
-    CHECK(j.size() == 24);
+    CHECK(j.size() == 25);
     CHECK(j["not_enforced"] == nlohmann::json::array());
     CHECK(j["command"] == nlohmann::json{"touch", "/etc/x"});
     CHECK(j["signal"].is_null());
@@ -137,15 +137,15 @@ TEST_CASE("the denial note names what was denied and the flag that allows it") {
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to "
                             "/work/sub/out add -w /work/sub/out\n");
     r.denial.path = "/work/.git/hooks/x";
-    r.denial.denials = {Denial{"fs.write_file", "/srv/data/f", "", ""}};
+    r.denial.denials = {Denial{"fs.write_file", "/srv/data/f", "", "", 0, ""}};
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (fs.write_file on /srv/data/f); to allow writes "
                             "to /srv/data add -w /srv/data\n");
-    r.denial.denials = {Denial{"net.connect_tcp", "", "10.0.0.1:443", ""}};
+    r.denial.denials = {Denial{"net.connect_tcp", "", "10.0.0.1:443", "", 0, ""}};
     CHECK(denial_note(r)->find("-n full") != std::string::npos);
-    r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)"}};
+    r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)", 0, ""}};
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (scope.signal to pid 1 (init)); signals to "
                             "processes outside the sandbox are blocked; -p danger-full-access runs without one\n");
-    r.denial.denials = {Denial{"scope.abstract_unix_socket", "", "", ""}};
+    r.denial.denials = {Denial{"scope.abstract_unix_socket", "", "", "", 0, ""}};
     CHECK(denial_note(r) == "sbx: the sandbox likely denied this (scope.abstract_unix_socket); -p "
                             "danger-full-access runs the command without a sandbox\n");
     r.denial = {};
