@@ -21,35 +21,31 @@ CanonicalPolicy workspace_write() {
 
 }  // namespace
 
-TEST_CASE("recorder: writes outside the writable roots are refused, inside allowed") {
-    const CanonicalPolicy p = workspace_write();
-    CHECK(policy_refuses(p, "create", "/etc/x"));
-    CHECK(policy_refuses(p, "write", "/etc/passwd"));
-    CHECK(policy_refuses(p, "chmod", "/etc/passwd"));
-    CHECK(policy_refuses(p, "remove", "/etc/hostname"));
-    CHECK_FALSE(policy_refuses(p, "create", "/work/repo/f"));
-    CHECK_FALSE(policy_refuses(p, "write", "/work/repo/sub/f"));
-    CHECK_FALSE(policy_refuses(p, "create", "/tmp/x"));
-    CHECK_FALSE(policy_refuses(p, "write", "/dev/null"));
-}
+struct Case {
+    const char* op;
+    const char* path;
+    bool refused;
+};
 
-TEST_CASE("recorder: protected names are refused, also where they do not exist yet") {
+TEST_CASE("recorder: workspace-write refuses writes outside the writable roots and to protected names") {
     const CanonicalPolicy p = workspace_write();
-    CHECK(policy_refuses(p, "create", "/work/repo/.git/hooks/x"));
-    CHECK(policy_refuses(p, "write", "/work/repo/.git/config"));
-    CHECK(policy_refuses(p, "create", "/work/repo/.sbx"));
-    CHECK(policy_refuses(p, "remove", "/work/repo/.git"));
-    CHECK_FALSE(policy_refuses(p, "create", "/work/repo/.gitignore"));
-}
-
-TEST_CASE("recorder: a namespace change needs its parent; a content change only the object") {
-    const CanonicalPolicy p = workspace_write();
-    // The writable root itself: its contents may change, not its name.
-    CHECK_FALSE(policy_refuses(p, "write", "/work/repo"));
-    CHECK_FALSE(policy_refuses(p, "chmod", "/work/repo"));
-    CHECK(policy_refuses(p, "remove", "/work/repo"));
-    CHECK(policy_refuses(p, "rename", "/work/repo"));
-    CHECK(policy_refuses(p, "create", "/"));
+    const Case cases[] = {
+        {"create", "/etc/x", true}, {"write", "/etc/passwd", true}, {"chmod", "/etc/passwd", true},
+        {"remove", "/etc/hostname", true}, {"create", "/work/repo/f", false}, {"write", "/work/repo/sub/f", false},
+        {"create", "/tmp/x", false}, {"write", "/dev/null", false},
+        // Protected names, also where they do not exist yet.
+        {"create", "/work/repo/.git/hooks/x", true}, {"write", "/work/repo/.git/config", true},
+        {"create", "/work/repo/.sbx", true}, {"remove", "/work/repo/.git", true},
+        {"create", "/work/repo/.gitignore", false},
+        // A namespace change needs the parent too: the writable root's
+        // contents may change, not its name.
+        {"write", "/work/repo", false}, {"chmod", "/work/repo", false}, {"remove", "/work/repo", true},
+        {"rename", "/work/repo", true}, {"create", "/", true},
+    };
+    for (const Case& c : cases) {
+        INFO(c.op << " " << c.path);
+        CHECK(policy_refuses(p, c.op, c.path) == c.refused);
+    }
 }
 
 TEST_CASE("recorder: read-only refuses every write but /dev/null") {
