@@ -201,6 +201,10 @@ void Recorder::record(DeniedOp d) {
     bytes_ += status_.denied(d.op, d.path, d.address, d.pid, d.program);
 }
 
+bool Recorder::refuses(const std::string& op, const std::string& path) const {
+    return policy_refuses(policy_, op, path);
+}
+
 void Recorder::file_op(const std::string& op, const std::string& path, pid_t pid, bool open_existing) {
     if (!policy_refuses(policy_, op, path)) {
         // Allowed by the lexical path.  One lstat for an open: a symlink
@@ -261,18 +265,25 @@ NotificationServer::NotificationServer(Fd listener, Recorder* recorder)
 }
 
 void NotificationServer::handle() {
-    // RECV blocks when nothing is pending (e.g. POLLHUP after the last
-    // filtered process exited): only go on when a notification is there.
-    pollfd ready{listener_.get(), POLLIN, 0};
-    if (::poll(&ready, 1, 0) <= 0 || !(ready.revents & POLLIN)) return;
     std::vector<std::uint64_t> buffer((notif_size_ + 7) / 8 + 1, 0);
     auto* request = reinterpret_cast<seccomp_notif*>(buffer.data());
-    if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
-        if (errno == EINTR || errno == ENOENT) return;  // the caller went away
-        fail_errno(kStep, "receiving a seccomp notification");
+    // Those pending now, up to a bound (pid 1 has signals to see to as well).
+    for (int served = 0; served < 64; ++served) {
+        // RECV blocks when nothing is pending (e.g. POLLHUP after the last
+        // filtered process exited): only go on when a notification is there.
+        pollfd ready{listener_.get(), POLLIN, 0};
+        if (::poll(&ready, 1, 0) <= 0 || !(ready.revents & POLLIN)) return;
+        std::fill(buffer.begin(), buffer.end(), 0);
+        if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
+            if (errno == EINTR || errno == ENOENT) continue;  // the caller went away
+            fail_errno(kStep, "receiving a seccomp notification");
+        }
+        if (mediator_ && request->data.nr == SYS_connect) {
+            mediator_->serve(*request);
+        } else {
+            observe(*request);
+        }
     }
-    if (mediator_ && request->data.nr == SYS_connect) return mediator_->serve(*request);
-    observe(*request);
 }
 
 void NotificationServer::observe(const seccomp_notif& request) {
@@ -323,9 +334,15 @@ void NotificationServer::observe(const seccomp_notif& request) {
         }
         paths.emplace_back(&arg, std::move(*path));
     }
-    const bool still_pending = valid();  // else the pid may name another process now
+    // What was read was the caller's only if its notification is still
+    // pending now (else the pid may name another process).  Asked only when
+    // something will be recorded: an ioctl less on the common path.
+    const bool suspect = std::any_of(paths.begin(), paths.end(), [&](const auto& p) {
+        return p.first->open_existing || recorder_->refuses(p.first->op, p.second);
+    });
+    const bool still_pending = !suspect || valid();
     answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-    if (!still_pending) return;
+    if (!suspect || !still_pending) return;
     for (const auto& [arg, path] : paths) recorder_->file_op(arg->op, path, pid, arg->open_existing);
 }
 

@@ -110,6 +110,8 @@ public:
 
     Recorder(const sbx::CanonicalPolicy& policy, const Status& status) : policy_(policy), status_(status) {}
 
+    // policy_refuses() for this policy: the lexical verdict.
+    bool refuses(const std::string& op, const std::string& path) const;
     // A file operation the caller made on the lexically absolute `path`;
     // open_existing: a create that opens the file if it exists (O_CREAT
     // without O_EXCL).
