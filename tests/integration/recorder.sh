@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The denial recorder (sbx run --record-denials; linux-helper/recorder.h):
+# the operations the sandbox refused, exact, without audit, as root and as
+# uid 65534 (unprivileged.sh); what is not the sandbox's is not recorded;
+# network denials under restricted fail at once and name the destination;
+# the report stays bounded; pid 1's death leaves nothing running.
+. "$(dirname "$0")/lib.sh"
+require_helper
+ws=$(scratch)
+cd "$ws" || exit 1
+WW=(-p workspace-write --record-denials)
+# The recorded denials of a --json result, one "operation path-or-address program" a line.
+denials() { jq -r '.denials[] | "\(.operation) \(.path // .address) \(.program)"' "$1"; }
+
+# --- files -----------------------------------------------------------------------
+"$SBX" run "${WW[@]}" --json -- touch /etc/sbx-recorder-x >out.json
+is "touch /etc/x: exit 1" 1 $?
+is "... one create of /etc/x, by touch" "create /etc/sbx-recorder-x touch" "$(denials out.json)"
+is "... sandbox_denied" true "$(jq .sandbox_denied out.json)"
+ok "... with the caller's pid" jq -e '.denials[0].pid > 0' out.json
+ok "... and nothing made on the host" test ! -e /etc/sbx-recorder-x
+
+"$SBX" run "${WW[@]}" --json -- sh -c 'cat /etc/shadow' >out.json
+rc=$?
+is "cat /etc/shadow records nothing (a read; as uid 65534 the file's mode refuses it)" "" "$(denials out.json)"
+is "... sandbox_denied is false (exit $rc)" false "$(jq .sandbox_denied out.json)"
+
+mkdir inside
+ln -s /usr outside
+"$SBX" run "${WW[@]}" --json -- sh -c 'cd outside && touch f; cd /etc && echo > rel; cd '"$ws"'/inside && touch ok' >out.json
+is "cd outside && touch f: the real paths, relative names resolved in the caller's cwd" \
+    "create /usr/f touch
+create /etc/rel sh" "$(denials out.json)"
+ok "... the allowed write went through" test -e inside/ok
+
+ln -s /etc/hostname to-hostname
+"$SBX" run "${WW[@]}" --json -- sh -c 'echo x > to-hostname' >out.json
+is "a write through a symlink in the workspace: recorded where it leads" \
+    "write /etc/hostname sh" "$(denials out.json)"
+
+"$SBX" run "${WW[@]}" --json -- sh -c 'mkdir .sbx/x; echo > .git/config; echo > /dev/null; touch new; exit 0' >out.json
+is "a protected name's placeholder: recorded (the others allowed)" \
+    "create $ws/.sbx/x mkdir
+create $ws/.git/config sh" "$(denials out.json)"
+is "... a command that exits 0 anyway is not sandbox_denied" false "$(jq .sandbox_denied out.json)"
+ok "... and nothing of the placeholders is left" placeholders_gone "$ws"
+
+"$SBX" run "${WW[@]}" --json -- sh -c 'mkdir -p /usr/lib; rm -f /etc/hostname; chmod 644 /etc/hostname; mv /etc/hostname h' >out.json
+is "mkdir -p of what exists is EEXIST (not recorded); remove, chmod and rename are" \
+    "remove /etc/hostname rm
+chmod /etc/hostname chmod
+rename /etc/hostname mv" "$(denials out.json)"
+
+: > setid
+"$SBX" run "${WW[@]}" -- sh -c 'chmod 4755 setid' 2>/dev/null
+ok "the recorder keeps setuid refused: chmod 4755 fails" test "$?" -ne 0
+is "... and the mode is unchanged" 644 "$(stat -c %a setid)"
+"$SBX" run "${WW[@]}" -- /usr/bin/python3 -c 'import os; os.open("made", os.O_CREAT | os.O_WRONLY, 0o6755)' 2>/dev/null
+ok "... open(O_CREAT, 06755) fails" test "$?" -ne 0
+ok "... and makes nothing" test ! -e made
+
+"$SBX" run -p workspace-write --json -- touch /etc/sbx-recorder-x >out.json
+is "without --record-denials nothing is recorded (audit is not read here)" "" \
+    "$(jq -r '.denials[] | select(.pid)' out.json)"
+
+# --- network restricted ---------------------------------------------------------
+start=$(date +%s%N)
+"$SBX" run --record-denials --json -- getent hosts example.com >out.json
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+is "getent hosts example.com fails under restricted" 2 "$rc"
+ok "... recorded as a connect to the resolver's port 53" \
+    jq -e '[.denials[] | select(.operation == "connect" and (.address | endswith(":53")) and .program == "getent")] | length > 0' out.json
+bound "... and it failed fast (${ms} ms < 2 s)" test "$ms" -lt 2000
+start=$(date +%s%N)
+"$SBX" run --record-denials --json -- curl -sS --max-time 30 http://192.0.2.7:8080/ >out.json
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+is "curl to an address fails at once (exit 7)" 7 "$rc"
+is "... recorded with its destination" "connect 192.0.2.7:8080 curl" "$(denials out.json)"
+is "... sandbox_denied" true "$(jq .sandbox_denied out.json)"
+bound "... in ${ms} ms < 2 s" test "$ms" -lt 2000
+"$SBX" run --record-denials --json -- curl -sS --max-time 30 https://example.com/ >out.json
+is "curl https://example.com fails (cannot resolve)" 6 $?
+
+# --- bounds -----------------------------------------------------------------------
+/usr/bin/time -v -o time.txt "$SBX" run "${WW[@]}" --json -- \
+    sh -c 'i=0; while [ $i -lt 10000 ]; do echo > /etc/sbx-denied-$i 2>/dev/null; i=$((i+1)); done; exit 1' >out.json
+is "10,000 denied paths: the first 256 listed" 256 "$(jq '.denials | length' out.json)"
+is "... the other 9744 counted" 9744 "$(jq .denials_omitted out.json)"
+rss=$(awk -F': ' '/Maximum resident/ {print $2}' time.txt)
+bound "... sbx's peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+
+# --- pid 1 killed ----------------------------------------------------------------
+"$SBX" run "${WW[@]}" -- sh -c 'echo $$ > started; while :; do echo > /etc/y 2>/dev/null; touch alive; done' \
+    >/dev/null 2>&1 &
+sbx_pid=$!
+eventually test -s started
+helper_pid=$(pgrep -P "$sbx_pid" | head -1)
+pid1=$(pgrep -P "$helper_pid" | head -1)
+command_pid=$(pgrep -P "$pid1" | head -1)
+ok "pid 1 and the command found" test -n "$pid1" -a -n "$command_pid"
+kill -KILL "$pid1"
+ok "killing pid 1 (the listener) ends the command" eventually ended "$command_pid"
+ok "... and sbx" eventually ended "$sbx_pid"
+wait "$sbx_pid"
+ok "... which says so (not 0)" test "$?" -ne 0
+
+done_testing
