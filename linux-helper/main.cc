@@ -325,9 +325,10 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
                  "utimes, xattrs) outside the writable roots cannot be enforced",
                  std::string(fix_userns) + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
         if (filesystem) refuse_landlock_alone(policy);  // before the note: one line
-        status.not_enforced("no user namespace: running with Landlock and seccomp alone",
-                            {"protected paths", "hidden Codex sockets",
-                             "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"});
+        std::vector<std::string> missing{"protected paths", "hidden Codex sockets",
+                                         "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"};
+        if (record) missing.emplace_back("recorded denials (--record-denials needs the sandbox's pid 1)");
+        status.not_enforced("no user namespace: running with Landlock and seccomp alone", missing);
     }
 
     // No pid 1 of our own: the layers go on this process, which becomes the command.

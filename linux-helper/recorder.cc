@@ -190,10 +190,18 @@ bool policy_refuses(const sbx::CanonicalPolicy& policy, const std::string& op, c
     return names_op(op) && path != "/" && !writable(policy, parent_path(path));
 }
 
+Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status) : policy_(policy), status_(status) {
+    // Room kept for the other lines: an error, exec_error, denied_omitted,
+    // and the one line that may pass the budget (a path of up to PATH_MAX).
+    constexpr std::size_t kReserve = 2 * PATH_MAX + 1024;
+    const std::size_t room = status_.room(kMaxBytes + kReserve);
+    budget_ = room > kReserve ? room - kReserve : 0;
+}
+
 void Recorder::record(DeniedOp d) {
     std::string key = d.op + ' ' + d.path + d.address;
     if (seen_.count(key) != 0) return;
-    if (seen_.size() >= kMaxListed || bytes_ >= kMaxBytes) {
+    if (seen_.size() >= kMaxListed || bytes_ >= budget_) {
         ++omitted_;
         return;
     }

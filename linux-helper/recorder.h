@@ -66,9 +66,11 @@
 //   to the waiting listener and back on the same CPU instead of a remote
 //   wake-up; set when the kernel has it, ignored when not.
 // - Bounds: the first 256 distinct denials (operation and path or address)
-//   are reported, one JSON line each on --status-fd, in at most 48 KiB; the
-//   rest are only counted, and the count is reported when the command ends
-//   ({"denied_omitted": N}).  Memory: at most 256 keys.
+//   are reported, one JSON line each on --status-fd, in at most 48 KiB (less
+//   where the status pipe is smaller: nothing reads it before the run ends,
+//   so pid 1 must never block on it); the rest are only counted, and the
+//   count is reported when the command ends ({"denied_omitted": N}).
+//   Memory: at most 256 keys.
 #pragma once
 
 #include <sys/types.h>
@@ -108,7 +110,10 @@ public:
     static constexpr std::size_t kMaxListed = 256;
     static constexpr std::size_t kMaxBytes = 48 * 1024;
 
-    Recorder(const sbx::CanonicalPolicy& policy, const Status& status) : policy_(policy), status_(status) {}
+    // The report's budget: kMaxBytes, less where the status pipe is smaller
+    // (a user over fs.pipe-user-pages-soft gets small pipes): what pid 1
+    // writes must never block it, since sbx reads the pipe when the run ends.
+    Recorder(const sbx::CanonicalPolicy& policy, const Status& status);
 
     // policy_refuses() for this policy: the lexical verdict.
     bool refuses(const std::string& op, const std::string& path) const;
@@ -129,6 +134,7 @@ private:
     const Status& status_;
     std::set<std::string> seen_;
     std::size_t bytes_ = 0;
+    std::size_t budget_ = 0;  // for the listed lines; the rest of the pipe for the others
     std::uint64_t omitted_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -85,6 +86,15 @@ std::size_t Status::denied(std::string_view op, std::string_view path, std::stri
     text.append(op).append(" ").append(path.empty() ? address : path);
     emit(line, text);
     return line.size() + 1;
+}
+
+std::size_t Status::room(std::size_t wanted) const {
+    if (fd_ < 0) return wanted;
+    int size = ::fcntl(fd_, F_GETPIPE_SZ);
+    if (size < 0) return wanted;  // not a pipe
+    if (static_cast<std::size_t>(size) < wanted && ::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(wanted)) > 0)
+        size = ::fcntl(fd_, F_GETPIPE_SZ);
+    return std::min(wanted, static_cast<std::size_t>(std::max(size, 0)));
 }
 
 void Status::denied_omitted(std::uint64_t count) const {

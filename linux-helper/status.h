@@ -43,6 +43,11 @@ public:
     std::size_t denied(std::string_view op, std::string_view path, std::string_view address, long pid,
                        std::string_view program) const;
     void denied_omitted(std::uint64_t count) const;
+    // What can be written to the status descriptor before a writer would
+    // block on it (its pipe's capacity, raised to `wanted` where allowed);
+    // `wanted` when it is not a pipe.  Nothing reads the pipe before the run
+    // ends, so pid 1's reports must fit.
+    std::size_t room(std::size_t wanted) const;
 
 private:
     void emit(const std::string& json_line, std::string_view stderr_text) const;

@@ -83,6 +83,15 @@ bound "... in ${ms} ms < 2 s" test "$ms" -lt 2000
 "$SBX" run --record-denials --json -- curl -sS --max-time 30 https://example.com/ >out.json
 is "curl https://example.com fails (cannot resolve)" 6 $?
 
+# network limited: the connect mediator and the recorder share pid 1's listener.
+"$SBX" run -p workspace-write -n limited --record-denials --json -- /usr/bin/python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+socket.create_connection(s.getsockname()); print("connected")
+open("/etc/sbx-limited", "w")' >out.json
+is "limited: its own loopback still reached" "connected" "$(jq -r .stdout out.json)"
+is "... and the write recorded" "create /etc/sbx-limited python3" "$(denials out.json)"
+
 # --- bounds -----------------------------------------------------------------------
 /usr/bin/time -v -o time.txt "$SBX" run "${WW[@]}" --json -- \
     sh -c 'i=0; while [ $i -lt 10000 ]; do echo > /etc/sbx-denied-$i 2>/dev/null; i=$((i+1)); done; exit 1' >out.json
