@@ -165,11 +165,12 @@ nlohmann::json result_json(const RunReport& r) {
                                       {"keep", keep_name(x.caps.keep)}}},
         {"sandbox_denied", r.denial.sandbox_denied},
         {"denials", denials},
-        {"denials_omitted", r.denial.omitted},
         {"escalated", r.escalated},
         {"approval", r.approval ? approval::to_json(*r.approval) : nlohmann::json(nullptr)},
         {"not_enforced", r.not_enforced},
     };
+    // Only where the recorder left some out (--record-denials).
+    if (r.denial.omitted > 0) j["denials_omitted"] = r.denial.omitted;
     if (!r.ran) {  // refused before anything ran
         j["sandbox"] = nullptr;
         j["duration_ms"] = nullptr;
