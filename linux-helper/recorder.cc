@@ -346,7 +346,9 @@ void NotificationServer::observe(const seccomp_notif& request) {
     // pending now (else the pid may name another process).  Asked only when
     // something will be recorded: an ioctl less on the common path.
     const bool suspect = std::any_of(paths.begin(), paths.end(), [&](const auto& p) {
-        return p.first->open_existing || recorder_->refuses(p.first->op, p.second);
+        struct stat st {};
+        return recorder_->refuses(p.first->op, p.second) ||
+               (p.first->open_existing && ::lstat(p.second.c_str(), &st) == 0 && S_ISLNK(st.st_mode));
     });
     const bool still_pending = !suspect || valid();
     answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
