@@ -23,8 +23,10 @@
 //   symlink(at), chmod/fchmodat(2), chown/lchown/fchownat, truncate,
 //   utime/utimes/futimesat, and utimensat with a path (utimensat(fd, NULL)
 //   is futimens: the descriptor's opening was already seen).  Exec is not
-//   notified: it would cost every exec a round trip for a denial that the
-//   exec_error report (status.h) already names.
+//   notified: the command's own execve comes while pid 1 is suspended
+//   waiting for it (CLONE_VFORK, process.cc), so nobody could answer it
+//   (tried: it hangs); and the exec_error report (status.h) already names a
+//   command that the policy denies.
 // - Reading the path: process_vm_readv from pid 1 (pid 1 is not under the
 //   filter; it has CAP_SYS_PTRACE in the sandbox's user namespace, or is
 //   root), in page-sized remote pieces so that a string that ends just
