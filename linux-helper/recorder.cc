@@ -231,7 +231,7 @@ void Recorder::file_op(const std::string& op, const std::string& path, pid_t pid
         if (path == "/") return;
         const std::string parent = real_path(parent_path(path), pid);
         if (parent.empty()) return;  // ENOENT, not the sandbox
-        real = child_path(parent, path.substr(path.rfind('/') + 1));
+        real = child_path(parent, base_name(path));
     } else {
         real = real_path(path, pid);
         if (real.empty()) return;  // missing, or not a path (a pipe)
@@ -316,8 +316,9 @@ void NotificationServer::observe(const seccomp_notif& request) {
             if (::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(length) && valid())
                 text = inet_address(address, length);
         }
-        answer(address.ss_family == AF_UNIX ? EPERM : ECONNREFUSED, 0);
+        // Recorded while the caller waits, so that its program name can still be read.
         if (!text.empty()) recorder_->net_op("connect", text, pid);
+        answer(address.ss_family == AF_UNIX ? EPERM : ECONNREFUSED, 0);
         return;
     }
 
@@ -350,10 +351,12 @@ void NotificationServer::observe(const seccomp_notif& request) {
         return recorder_->refuses(p.first->op, p.second) ||
                (p.first->open_existing && ::lstat(p.second.c_str(), &st) == 0 && S_ISLNK(st.st_mode));
     });
-    const bool still_pending = !suspect || valid();
+    // Recorded before the answer, while the caller waits (a short-lived
+    // mkdir would be gone, with its program name, once answered); only a
+    // call that is refused waits for it.
+    if (suspect && valid())
+        for (const auto& [arg, path] : paths) recorder_->file_op(arg->op, path, pid, arg->open_existing);
     answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-    if (!suspect || !still_pending) return;
-    for (const auto& [arg, path] : paths) recorder_->file_op(arg->op, path, pid, arg->open_existing);
 }
 
 }  // namespace sbx::helper
