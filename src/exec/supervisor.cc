@@ -6,11 +6,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -28,8 +26,8 @@
 
 #include "exec/output_cap.h"
 #include "exec/process.h"
+#include "exec/spawn.h"
 #include "platform/helper_status.h"
-#include "util/clone_stack.h"
 #include "util/error.h"
 
 extern char** environ;
@@ -164,7 +162,6 @@ struct ChildSetup {
     int report_fd;     // the write end of the report pipe, or -1
     int report_target; // where the program expects it (never status_fd)
     const sigset_t* mask;
-    CloneStack* stack;  // ASan's view of the child's stack (empty without ASan)
 };
 
 enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
@@ -255,13 +252,8 @@ std::string read_available(int fd) {
     return text;
 }
 
-// Big enough for child_main (a few hundred bytes of frames and execve).
-constexpr std::size_t kChildStack = 64 * 1024;
-
 int child_entry(void* arg) {
-    const auto& setup = *static_cast<const ChildSetup*>(arg);
-    setup.stack->in_child();
-    child_main(setup);
+    child_main(*static_cast<const ChildSetup*>(arg));
 }
 
 // A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
@@ -505,20 +497,14 @@ bool still_runs(pid_t pid, const std::string& path) {
 // rest of the sandbox with it), again as new ones appear, until the helper
 // has ended by itself or the grace is over.  A helper stopped along with its
 // command is continued, or it could not clean up.
-void kill_under_helper(pid_t helper, const Fd& pidfd) {
+void kill_under_helper(const exec::Child& helper) {
     const auto until = Clock::now() + kCleanupGrace;
     do {
-        for (pid_t d : exec::descendants_of(helper)) ::kill(d, SIGKILL);
-        ::kill(helper, SIGCONT);
-        pollfd p{pidfd.get(), POLLIN, 0};
+        for (pid_t d : exec::descendants_of(helper.pid())) ::kill(d, SIGKILL);
+        ::kill(helper.pid(), SIGCONT);
+        pollfd p{helper.pidfd(), POLLIN, 0};
         if (::poll(&p, 1, 5) > 0) return;
     } while (Clock::now() < until);
-}
-
-int ms_until(Clock::time_point now, Clock::time_point t) {
-    if (t <= now) return 0;
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t - now).count();
-    return static_cast<int>((us + 999) / 1000);
 }
 
 // Reaps the zombies of orphaned descendants (reparented to sbx, the
@@ -567,9 +553,10 @@ void await_stop_signals(pid_t child, std::optional<Clock::time_point> end_by) {
     }
 }
 
-void follow_stop(const Fd& pidfd, pid_t group, TerminalGuard& terminal, std::optional<Clock::time_point> end_by) {
+void follow_stop(const exec::Child& child, TerminalGuard& terminal, std::optional<Clock::time_point> end_by) {
+    const pid_t group = child.pid();
     siginfo_t info{};
-    if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WSTOPPED | WNOHANG) != 0 ||
+    if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child.pidfd()), &info, WSTOPPED | WNOHANG) != 0 ||
         info.si_pid == 0 || info.si_code != CLD_STOPPED)
         return;
     if (!terminal.held() && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
@@ -619,304 +606,392 @@ bool same_file(int a, int b) {
 
 }  // namespace
 
-ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
-    if (plan.argv.empty()) throw Error("no command to run");
-    // Orphaned descendants (double-forked, setsid) are reparented to sbx, so
-    // that they can be found and killed.
-    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+namespace {
 
-    SignalGuard signals;
-    sigset_t watched;
-    sigemptyset(&watched);
-    for (int s : kForwarded) sigaddset(&watched, s);
-    sigaddset(&watched, SIGCONT);
-    sigaddset(&watched, SIGCHLD);  // orphans reparented to sbx are reaped as they die
-    Fd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!sigfd.valid()) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
+// What the child reported on the status pipe before it exited: the stage
+// that failed and its errno.
+struct ChildFailure {
+    int stage;
+    int err;
+};
 
-    // Uncapped text mode where nothing needs to see the bytes (no capture,
-    // no events, no tail for the denial notes): the command writes to sbx's
-    // stream itself, as fast as without sbx.  Anything else goes through a
-    // pipe that sbx reads.
-    const bool hand_over = opt.passthrough && !opt.capture && !opt.on_output && opt.tail_bytes == 0 &&
-                           opt.caps.max_bytes == 0 && opt.caps.max_lines == 0 &&
-                           opt.stdout_fd != STDERR_FILENO && opt.stderr_fd != STDOUT_FILENO;
-    const bool out_direct = hand_over && can_hand_over(opt.stdout_fd);
-    const bool err_direct = hand_over && can_hand_over(opt.stderr_fd);
-    auto out_pipe = exec::make_pipe();
-    auto err_pipe = exec::make_pipe();
-    // Larger pipes: fewer wakeups when a lot passes through (best effort;
-    // an unprivileged user is capped by /proc/sys/fs/pipe-max-size).
-    if (!out_direct) ::fcntl(out_pipe.read.get(), F_SETPIPE_SZ, 1 << 20);
-    auto status_pipe = exec::make_pipe();
-    // The report pipe, and the exec status pipe kept off the report's number
-    // (where the child puts the report's write end).
-    std::optional<exec::Pipe> report_pipe;
-    if (plan.report_fd >= 0) {
-        report_pipe = exec::make_pipe();
-        if (status_pipe.write.get() == plan.report_fd) {
-            status_pipe.write = Fd(::fcntl(status_pipe.write.get(), F_DUPFD_CLOEXEC, plan.report_fd + 1));
-            if (!status_pipe.write.valid()) throw Error(fmt::format("cannot move a pipe: {}", std::strerror(errno)));
+// One run of a plan, phase by phase (supervise() calls them in order).  The
+// members are declared in the order they must be given up: the pumps and
+// sinks first, the terminal before the signal mask it needs (SIGTTOU
+// blocked), the signal mask last.
+class Run {
+public:
+    // Set up the signals and streams: the signals sbx forwards are blocked
+    // and read through a signalfd; the command's streams are pipes sbx
+    // reads, or sbx's own streams handed over.
+    Run(const ExecPlan& plan, const SuperviseOptions& opt)
+        : plan_(plan), opt_(opt), sigfd_(watch_signals()), loop_(opt), out_sink_{opt.stdout_fd},
+          err_sink_{opt.stderr_fd}, out_{Stream::Stdout, Fd(), OutputCap(opt.caps), &result_.out, nullptr},
+          err_{Stream::Stderr, Fd(), OutputCap(opt.caps), &result_.err, nullptr} {
+        result_.caps = opt.caps;
+        set_up_streams();
+    }
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
+
+    // Everything the child needs, built before the clone, and the deadline's
+    // timer; then the child, which makes its own process group and execs.
+    void start_child() {
+        prepare_child();
+        start_ = Clock::now();
+        // With a timeout, the timer is armed before the command starts (no
+        // timeout, no timer: the drain after exit makes one if it has to wait).
+        if (opt_.timeout) {
+            deadline_ = start_ + *opt_.timeout;
+            wake_.emplace();
+            if (!wake_->at(*deadline_))
+                throw Error(fmt::format("cannot arm the deadline's timer: {}", std::strerror(errno)));
+            wake_at_ = deadline_;
         }
-        ::fcntl(report_pipe->read.get(), F_SETFL, O_NONBLOCK);
+        // It only makes async-signal-safe calls and writes no memory of sbx's
+        // (exec/spawn.h).  The child made its own process group before exec
+        // (sbx resumes only after that).
+        child_.emplace(exec::spawn("the command", child_entry, &setup_));
+        terminal_.group(child_->pid());
+        if (setup_.take_tty) terminal_.took();
+        out_pipe_.write.reset();
+        err_pipe_.write.reset();
+        status_pipe_.write.reset();
+        if (report_pipe_) report_pipe_->write.reset();
     }
 
-    // Everything the child needs, built before the clone.
-    std::vector<std::string> env = exec::child_environment(plan, environ);
-    std::vector<std::string> argv_copy = plan.argv;
-    ChildSetup setup{};
-    setup.parent = ::getpid();
-    for (auto& a : argv_copy) setup.argv.push_back(a.data());
-    setup.argv.push_back(nullptr);
-    for (auto& e : env) setup.envp.push_back(e.data());
-    setup.envp.push_back(nullptr);
-    setup.candidates = exec::exec_candidates(plan.argv[0], env);
-    setup.cwd = plan.cwd.c_str();
-    setup.stdin_null = plan.stdin_mode == StdinMode::Null;
-    // Job control when stdin is the session's terminal; the child's group
-    // takes the terminal at once when sbx is in the foreground.
-    const bool job_control = plan.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
-                             ::tcgetsid(STDIN_FILENO) == ::getsid(0);
-    setup.take_tty = job_control && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
-    setup.out_fd = out_direct ? opt.stdout_fd : out_pipe.write.get();
-    setup.err_fd = err_direct ? opt.stderr_fd : err_pipe.write.get();
-    setup.status_fd = status_pipe.write.get();
-    setup.report_fd = report_pipe ? report_pipe->write.get() : -1;
-    setup.report_target = plan.report_fd;
-    setup.mask = &signals.old_mask();
-
-    TerminalGuard terminal;
-    const auto start = Clock::now();
-    const std::optional<Clock::time_point> deadline =
-        opt.timeout ? std::optional(start + *opt.timeout) : std::nullopt;
-    // With a timeout, the timer is armed before the command starts (no
-    // timeout, no timer: the drain after exit makes one if it has to wait).
-    std::optional<WakeTimer> wake;
-    std::optional<Clock::time_point> wake_at;
-    if (deadline) {
-        wake.emplace();
-        if (!wake->at(*deadline))
-            throw Error(fmt::format("cannot arm the deadline's timer: {}", std::strerror(errno)));
-        wake_at = deadline;
+    // Did exec succeed?  EOF on the status pipe means yes (it closed at exec).
+    std::optional<ChildFailure> wait_for_exec() {
+        int failure[2] = {0, 0};
+        ssize_t got;
+        do {
+            got = ::read(status_pipe_.read.get(), failure, sizeof failure);
+        } while (got < 0 && errno == EINTR);
+        status_pipe_.read.reset();
+        if (got != static_cast<ssize_t>(sizeof failure)) return std::nullopt;
+        return ChildFailure{failure[0], failure[1]};
     }
-    // The child runs on a stack of its own inside sbx's memory (CLONE_VM)
-    // while sbx waits (CLONE_VFORK) until it has exec'd or exited, as
-    // posix_spawn does: no page tables are copied and none torn down again.
-    // It only makes async-signal-safe calls and writes no memory of sbx's
-    // (its signal handlers are its own: CLONE_SIGHAND is not set), but for
-    // clone_stack in an ASan build (util/clone_stack.h).
-    auto child_stack = std::make_unique_for_overwrite<char[]>(kChildStack);
-    CloneStack clone_stack(child_stack.get(), kChildStack);
-    setup.stack = &clone_stack;
-    clone_stack.before_clone();
-    const pid_t pid = ::clone(child_entry, child_stack.get() + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
-    clone_stack.after_clone();
-    if (pid < 0) throw Error(fmt::format("cannot start the command: clone: {}", std::strerror(errno)));
 
-    // The child made its own process group before exec (CLONE_VFORK: sbx
-    // resumes only after that).
-    terminal.group(pid);
-    if (setup.take_tty) terminal.took();
-    Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd.valid()) {
-        const int saved = errno;
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-        throw Error(fmt::format("cannot watch the command: pidfd_open: {}", std::strerror(saved)));
-    }
-    out_pipe.write.reset();
-    err_pipe.write.reset();
-    status_pipe.write.reset();
-    if (report_pipe) report_pipe->write.reset();
-
-    // Did exec succeed?  EOF means yes (the pipe closed at exec).
-    int failure[2] = {0, 0};
-    ssize_t got;
-    do {
-        got = ::read(status_pipe.read.get(), failure, sizeof failure);
-    } while (got < 0 && errno == EINTR);
-    status_pipe.read.reset();
-
-    ExecResult result;
-    result.caps = opt.caps;
-    Loop loop(opt);
-    // Text mode writes each stream to sbx's own, --events writes both as
-    // lines on stdout, --json nothing while the command runs.
-    Sink out_sink{opt.stdout_fd}, err_sink{opt.stderr_fd};
-    if (same_file(opt.stdout_fd, opt.stderr_fd)) {
-        out_sink.twin = &err_sink;
-        err_sink.twin = &out_sink;
-    }
-    Sink* const out_to = opt.passthrough || opt.on_output ? &out_sink : nullptr;
-    Sink* const err_to = opt.passthrough ? &err_sink : opt.on_output ? &out_sink : nullptr;
-    Pump out{Stream::Stdout, std::move(out_pipe.read), OutputCap(opt.caps), &result.out, out_to};
-    Pump err{Stream::Stderr, std::move(err_pipe.read), OutputCap(opt.caps), &result.err, err_to};
-    const bool splice_ok =
-        opt.passthrough && !opt.capture && !opt.on_output && opt.tail_bytes == 0 && out.cap.unlimited();
-    out.splice_out = err.splice_out = splice_ok;
-    // Handed over: nothing to read (the pipe's write end is gone already).
-    if (out_direct) loop.close(out);
-    if (err_direct) loop.close(err);
-    // The end of the run: the notes and tails, once what is pending was
-    // written (stdout's note goes to stderr, after stdout's head).
-    auto end_streams = [&] {
-        for (Pump* p : {&out, &err}) {
-            loop.finish(out_sink);
-            loop.finish(err_sink);
-            loop.end_stream(*p, opt.passthrough ? &err_sink : nullptr);
-        }
-        loop.finish(out_sink);
-        loop.finish(err_sink);
-    };
-
-    if (got == static_cast<ssize_t>(sizeof failure)) {
-        siginfo_t info{};
-        ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED);
-        if (failure[0] != kStageExec) {
-            const std::string what = failure[0] == kStageChdir
-                                         ? fmt::format("cannot change to directory '{}'", plan.cwd)
+    // The command could not be run: sbx's own failure (Error), or 127/126
+    // with the reason on the err stream.
+    ExecResult exec_failed(const ChildFailure& failure) {
+        child_->wait_until(std::nullopt);
+        if (failure.stage != kStageExec) {
+            const std::string what = failure.stage == kStageChdir
+                                         ? fmt::format("cannot change to directory '{}'", plan_.cwd)
                                          : std::string("cannot set up the command's standard streams");
-            throw Error(fmt::format("{}: {}", what, std::strerror(failure[1])));
+            throw Error(fmt::format("{}: {}", what, std::strerror(failure.err)));
         }
-        const std::string message = describe_exec_failure(exec_failure(plan, setup.candidates, failure[1]), nullptr, plan.cwd);
-        result.exit_code = (failure[1] == ENOENT || failure[1] == ENOTDIR) ? 127 : 126;
-        result.exec_error = message;
+        const std::string message =
+            describe_exec_failure(exec_failure(plan_, setup_.candidates, failure.err), nullptr, plan_.cwd);
+        result_.exit_code = (failure.err == ENOENT || failure.err == ENOTDIR) ? 127 : 126;
+        result_.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
-        if (err_direct) write_all(opt.stderr_fd, line);
-        else loop.emit(err, line.substr(0, err.cap.admit(line)));
+        if (err_direct_) write_all(opt_.stderr_fd, line);
+        else loop_.emit(err_, line.substr(0, err_.cap.admit(line)));
         end_streams();
-        result.stderr_mid_line = opt.passthrough && err_sink.last != '\n';
-        fill(result.out, out.cap);
-        fill(result.err, err.cap);
-        if (report_pipe) result.report = read_available(report_pipe->read.get());
-        result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-        return result;
+        result_.duration_ms = elapsed_ms();
+        return finish_result();
     }
 
-    std::optional<Clock::time_point> drain_until;
-    bool exited = false;
-    siginfo_t status{};
-
-    while (true) {
-        if (exited && !out.open && !err.open) break;
-        const auto now = Clock::now();
-        std::optional<Clock::time_point> end_by = deadline;
-        if (exited && (!end_by || *drain_until < *end_by)) end_by = drain_until;
-        if (end_by && now >= *end_by) {
-            if (!exited) result.timed_out = true;
-            break;
-        }
-        // The drain's end holds while sbx is stopped too (best effort, tried
-        // once: a timer that cannot be had leaves it to the poll's timeout).
-        if (end_by && end_by != wake_at) {
-            wake_at = end_by;
-            try {
-                if (!wake) wake.emplace();
-                wake->at(*end_by);
-            } catch (const Error&) {
+    // The poll loop, until the command has ended and its pipes are drained
+    // (or the drain's time is up), or the deadline.
+    void pump_until_end() {
+        while (true) {
+            if (exited_ && !out_.open && !err_.open) return;
+            const auto now = Clock::now();
+            const auto end_by = ends_by();
+            if (end_by && now >= *end_by) {
+                if (!exited_) result_.timed_out = true;
+                return;
             }
-        }
-        // sbx's own streams are watched too: for POLLOUT while a reader there
-        // lags behind (the pipes feeding it are not read meanwhile), else
-        // only for POLLERR/POLLHUP (events 0): when the reader of a pipe there
-        // goes away, the command's pipe is closed in text mode so that it sees
-        // SIGPIPE, as it would in a plain shell pipeline, even while sbx is
-        // discarding past the cap.
-        auto reading = [](const Pump& p) { return p.readable() ? p.fd.get() : -1; };
-        auto watching = [&](const Sink& s) {
-            const bool fed = (out.open && out.sink == &s) || (err.open && err.sink == &s);
-            return pollfd{fed && !s.gone ? s.write_fd() : -1, static_cast<short>(s.waiting() ? POLLOUT : 0), 0};
-        };
-        std::array<pollfd, 6> fds{pollfd{sigfd.get(), POLLIN, 0}, pollfd{exited ? -1 : pidfd.get(), POLLIN, 0},
-                                  pollfd{reading(out), POLLIN, 0},
-                                  pollfd{reading(err), POLLIN, 0},
-                                  watching(out_sink),
-                                  watching(err_sink)};
-        const int r = ::poll(fds.data(), fds.size(), end_by ? ms_until(now, *end_by) : -1);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            throw Error(fmt::format("poll: {}", std::strerror(errno)));
-        }
-        if (fds[0].revents & POLLIN) {
-            signalfd_siginfo si{};
-            bool child_died = false;
-            while (::read(sigfd.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-                if (si.ssi_signo == SIGCHLD) child_died = true;
-                // The timer's SIGCONT (the deadline, the drain's end) is no fg
-                // or bg: the loop ends the run without continuing the command.
-                else if (si.ssi_signo == SIGCONT && si.ssi_code == SI_TIMER) continue;
-                else if (si.ssi_signo == SIGCONT && job_control) continue_child(pid, terminal);
-                else ::kill(-pid, static_cast<int>(si.ssi_signo));
+            keep_awake_until(end_by);
+            auto fds = poll_set();
+            const int r = ::poll(fds.data(), fds.size(), exec::poll_timeout(now, end_by));
+            if (r < 0) {
+                if (errno == EINTR) continue;
+                throw Error(fmt::format("poll: {}", std::strerror(errno)));
             }
-            if (child_died) reap_orphans(pid);
-            if (child_died && job_control) follow_stop(pidfd, pid, terminal, end_by);
-        }
-        if (fds[2].revents != 0) loop.pump(out);
-        if (fds[3].revents != 0) loop.pump(err);
-        for (auto [f, s] : {std::pair{fds[4], &out_sink}, std::pair{fds[5], &err_sink}}) {
-            if (f.revents & (POLLERR | POLLHUP | POLLNVAL)) {
-                loop.lost(*s);
-                for (Pump* p : {&out, &err})
-                    if (opt.passthrough && p->sink == s) loop.close(*p);
-            } else if (f.revents & POLLOUT) {
-                loop.flush(*s);
+            if (fds[0].revents & POLLIN) take_signals(end_by);
+            if (fds[2].revents != 0) loop_.pump(out_);
+            if (fds[3].revents != 0) loop_.pump(err_);
+            serve_sinks(fds[4], fds[5]);
+            if (fds[1].revents != 0) {
+                if (const auto status = child_->try_wait()) {
+                    status_ = *status;
+                    exited_ = true;
+                    drain_until_ = Clock::now() + kDrainAfterExit;
+                }
             }
-        }
-        if (fds[1].revents != 0) {
-            if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &status,
-                         WEXITED | WNOHANG) == 0 &&
-                status.si_pid != 0) {
-                exited = true;
-                drain_until = Clock::now() + kDrainAfterExit;
+            // The command has ended, so the deadline no longer needs the loop:
+            // sbx's streams are written blocking from now on, even to a slow reader.
+            if (exited_) {
+                loop_.finish(out_);
+                loop_.finish(err_);
             }
-        }
-        // The command has ended, so the deadline no longer needs the loop:
-        // sbx's streams are written blocking from now on, even to a slow reader.
-        if (exited) {
-            loop.finish(out);
-            loop.finish(err);
         }
     }
 
     // Whatever is left of the command: its group, then every descendant
     // (including those that left the group), found through /proc.  The
     // helper's sandbox goes first, so that it removes its placeholders.
-    if (!exited && opt.child_cleans_up && still_runs(pid, plan.argv[0])) kill_under_helper(pid, pidfd);
-    ::kill(-pid, SIGKILL);
-    result.survivors = exec::kill_all_descendants(exited ? 0 : pid, 2000);
-    if (!exited) {
-        pollfd p{pidfd.get(), POLLIN, 0};
-        ::poll(&p, 1, 1000);
-        if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &status,
-                     WEXITED | WNOHANG) == 0 &&
-            status.si_pid != 0)
-            exited = true;
+    void end_command() {
+        const pid_t pid = child_->pid();
+        if (!exited_ && opt_.child_cleans_up && still_runs(pid, plan_.argv[0])) kill_under_helper(*child_);
+        ::kill(-pid, SIGKILL);
+        result_.survivors = exec::kill_all_descendants(exited_ ? 0 : pid, 2000);
+        if (!exited_) {
+            if (const auto status = child_->wait_until(Clock::now() + std::chrono::seconds(1))) {
+                status_ = *status;
+                exited_ = true;
+            } else {
+                child_->release();  // in uninterruptible sleep, say: not waited for
+            }
+        }
     }
-    loop.finish(out);
-    loop.finish(err);
-    loop.drain_now(out, err, std::chrono::milliseconds(20));
-    end_streams();
-    result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 
-    if (exited && (status.si_code == CLD_KILLED || status.si_code == CLD_DUMPED)) {
-        result.signal = status.si_status;
-        result.exit_code = 128 + status.si_status;
-    } else if (exited) {
-        result.exit_code = status.si_status;
-    } else {
-        result.exit_code = 128 + SIGKILL;
-        result.signal = SIGKILL;
+    // What is left in the pipes, then the notes and tails.
+    void drain() {
+        loop_.finish(out_);
+        loop_.finish(err_);
+        loop_.drain_now(out_, err_, std::chrono::milliseconds(20));
+        end_streams();
+        result_.duration_ms = elapsed_ms();
     }
-    if (result.timed_out) result.exit_code = 124;
-    result.stderr_mid_line = opt.passthrough && err_sink.last != '\n';
-    fill(result.out, out.cap);
-    fill(result.err, err.cap);
-    if (report_pipe) result.report = read_available(report_pipe->read.get());
-    if (opt.tail_bytes > 0) {
-        for (auto* r : {&result.out, &result.err})
-            if (r->tail.size() > opt.tail_bytes) r->tail.erase(0, r->tail.size() - opt.tail_bytes);
+
+    ExecResult result() {
+        if (exited_) {
+            const exec::ExitStatus end = exec::exit_status_of(status_);
+            result_.exit_code = end.code;
+            result_.signal = end.signal;
+        } else {
+            result_.exit_code = 128 + SIGKILL;
+            result_.signal = SIGKILL;
+        }
+        if (result_.timed_out) result_.exit_code = 124;
+        return finish_result();
     }
-    return result;
+
+private:
+    static Fd watch_signals() {
+        sigset_t watched;
+        sigemptyset(&watched);
+        for (int s : kForwarded) sigaddset(&watched, s);
+        sigaddset(&watched, SIGCONT);
+        sigaddset(&watched, SIGCHLD);  // orphans reparented to sbx are reaped as they die
+        Fd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
+        if (!sigfd.valid()) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
+        return sigfd;
+    }
+
+    void set_up_streams() {
+        // Uncapped text mode where nothing needs to see the bytes (no capture,
+        // no events, no tail for the denial notes): the command writes to sbx's
+        // stream itself, as fast as without sbx.  Anything else goes through a
+        // pipe that sbx reads.
+        const bool hand_over = opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 &&
+                               opt_.caps.max_bytes == 0 && opt_.caps.max_lines == 0 &&
+                               opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO;
+        out_direct_ = hand_over && can_hand_over(opt_.stdout_fd);
+        err_direct_ = hand_over && can_hand_over(opt_.stderr_fd);
+        out_pipe_ = exec::make_pipe();
+        err_pipe_ = exec::make_pipe();
+        // Larger pipes: fewer wakeups when a lot passes through (best effort;
+        // an unprivileged user is capped by /proc/sys/fs/pipe-max-size).
+        if (!out_direct_) ::fcntl(out_pipe_.read.get(), F_SETPIPE_SZ, 1 << 20);
+        status_pipe_ = exec::make_pipe();
+        // The report pipe, and the exec status pipe kept off the report's number
+        // (where the child puts the report's write end).
+        if (plan_.report_fd >= 0) {
+            report_pipe_ = exec::make_pipe();
+            if (status_pipe_.write.get() == plan_.report_fd) {
+                status_pipe_.write =
+                    Fd(::fcntl(status_pipe_.write.get(), F_DUPFD_CLOEXEC, plan_.report_fd + 1));
+                if (!status_pipe_.write.valid())
+                    throw Error(fmt::format("cannot move a pipe: {}", std::strerror(errno)));
+            }
+            ::fcntl(report_pipe_->read.get(), F_SETFL, O_NONBLOCK);
+        }
+        // Text mode writes each stream to sbx's own, --events writes both as
+        // lines on stdout, --json nothing while the command runs.
+        if (same_file(opt_.stdout_fd, opt_.stderr_fd)) {
+            out_sink_.twin = &err_sink_;
+            err_sink_.twin = &out_sink_;
+        }
+        out_.sink = opt_.passthrough || opt_.on_output ? &out_sink_ : nullptr;
+        err_.sink = opt_.passthrough ? &err_sink_ : opt_.on_output ? &out_sink_ : nullptr;
+        out_.fd = std::move(out_pipe_.read);
+        err_.fd = std::move(err_pipe_.read);
+        const bool splice_ok =
+            opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 && out_.cap.unlimited();
+        out_.splice_out = err_.splice_out = splice_ok;
+        // Handed over: nothing to read (the pipe's write end goes at the start).
+        if (out_direct_) loop_.close(out_);
+        if (err_direct_) loop_.close(err_);
+    }
+
+    void prepare_child() {
+        env_ = exec::child_environment(plan_, environ);
+        argv_ = plan_.argv;
+        setup_.parent = ::getpid();
+        for (auto& a : argv_) setup_.argv.push_back(a.data());
+        setup_.argv.push_back(nullptr);
+        for (auto& e : env_) setup_.envp.push_back(e.data());
+        setup_.envp.push_back(nullptr);
+        setup_.candidates = exec::exec_candidates(plan_.argv[0], env_);
+        setup_.cwd = plan_.cwd.c_str();
+        setup_.stdin_null = plan_.stdin_mode == StdinMode::Null;
+        // Job control when stdin is the session's terminal; the child's group
+        // takes the terminal at once when sbx is in the foreground.
+        job_control_ = plan_.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
+                       ::tcgetsid(STDIN_FILENO) == ::getsid(0);
+        setup_.take_tty = job_control_ && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+        setup_.out_fd = out_direct_ ? opt_.stdout_fd : out_pipe_.write.get();
+        setup_.err_fd = err_direct_ ? opt_.stderr_fd : err_pipe_.write.get();
+        setup_.status_fd = status_pipe_.write.get();
+        setup_.report_fd = report_pipe_ ? report_pipe_->write.get() : -1;
+        setup_.report_target = plan_.report_fd;
+        setup_.mask = &signals_.old_mask();
+    }
+
+    // The deadline, or once the command has exited the drain's end if sooner.
+    std::optional<Clock::time_point> ends_by() const {
+        std::optional<Clock::time_point> end_by = deadline_;
+        if (exited_ && (!end_by || *drain_until_ < *end_by)) end_by = drain_until_;
+        return end_by;
+    }
+
+    // The drain's end holds while sbx is stopped too (best effort, tried
+    // once: a timer that cannot be had leaves it to the poll's timeout).
+    void keep_awake_until(std::optional<Clock::time_point> end_by) {
+        if (!end_by || end_by == wake_at_) return;
+        wake_at_ = end_by;
+        try {
+            if (!wake_) wake_.emplace();
+            wake_->at(*end_by);
+        } catch (const Error&) {
+        }
+    }
+
+    // The signalfd, the child's pidfd, the command's pipes, sbx's streams.
+    // sbx's own streams are watched for POLLOUT while a reader there lags
+    // behind (the pipes feeding it are not read meanwhile), else only for
+    // POLLERR/POLLHUP (events 0): when the reader of a pipe there goes away,
+    // the command's pipe is closed in text mode so that it sees SIGPIPE, as
+    // it would in a plain shell pipeline, even while sbx is discarding past
+    // the cap.
+    std::array<pollfd, 6> poll_set() const {
+        auto reading = [](const Pump& p) { return p.readable() ? p.fd.get() : -1; };
+        auto watching = [&](const Sink& s) {
+            const bool fed = (out_.open && out_.sink == &s) || (err_.open && err_.sink == &s);
+            return pollfd{fed && !s.gone ? s.write_fd() : -1, static_cast<short>(s.waiting() ? POLLOUT : 0), 0};
+        };
+        return {pollfd{sigfd_.get(), POLLIN, 0}, pollfd{exited_ ? -1 : child_->pidfd(), POLLIN, 0},
+                pollfd{reading(out_), POLLIN, 0}, pollfd{reading(err_), POLLIN, 0}, watching(out_sink_),
+                watching(err_sink_)};
+    }
+
+    // The forwarded signals go to the command's group; a SIGCHLD reaps
+    // orphans and follows a stop of the child.
+    void take_signals(std::optional<Clock::time_point> end_by) {
+        const pid_t pid = child_->pid();
+        signalfd_siginfo si{};
+        bool child_died = false;
+        while (::read(sigfd_.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+            if (si.ssi_signo == SIGCHLD) child_died = true;
+            // The timer's SIGCONT (the deadline, the drain's end) is no fg
+            // or bg: the loop ends the run without continuing the command.
+            else if (si.ssi_signo == SIGCONT && si.ssi_code == SI_TIMER) continue;
+            else if (si.ssi_signo == SIGCONT && job_control_) continue_child(pid, terminal_);
+            else ::kill(-pid, static_cast<int>(si.ssi_signo));
+        }
+        if (child_died) reap_orphans(pid);
+        if (child_died && job_control_) follow_stop(*child_, terminal_, end_by);
+    }
+
+    // sbx's streams: a reader gone closes the pipes feeding it (text mode);
+    // room again flushes what is pending.
+    void serve_sinks(const pollfd& out, const pollfd& err) {
+        for (auto [f, s] : {std::pair{out, &out_sink_}, std::pair{err, &err_sink_}}) {
+            if (f.revents & (POLLERR | POLLHUP | POLLNVAL)) {
+                loop_.lost(*s);
+                for (Pump* p : {&out_, &err_})
+                    if (opt_.passthrough && p->sink == s) loop_.close(*p);
+            } else if (f.revents & POLLOUT) {
+                loop_.flush(*s);
+            }
+        }
+    }
+
+    // The end of the run: the notes and tails, once what is pending was
+    // written (stdout's note goes to stderr, after stdout's head).
+    void end_streams() {
+        for (Pump* p : {&out_, &err_}) {
+            loop_.finish(out_sink_);
+            loop_.finish(err_sink_);
+            loop_.end_stream(*p, opt_.passthrough ? &err_sink_ : nullptr);
+        }
+        loop_.finish(out_sink_);
+        loop_.finish(err_sink_);
+    }
+
+    std::int64_t elapsed_ms() const {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+    }
+
+    ExecResult finish_result() {
+        result_.stderr_mid_line = opt_.passthrough && err_sink_.last != '\n';
+        fill(result_.out, out_.cap);
+        fill(result_.err, err_.cap);
+        if (report_pipe_) result_.report = read_available(report_pipe_->read.get());
+        if (opt_.tail_bytes > 0) {
+            for (auto* r : {&result_.out, &result_.err})
+                if (r->tail.size() > opt_.tail_bytes) r->tail.erase(0, r->tail.size() - opt_.tail_bytes);
+        }
+        return std::move(result_);
+    }
+
+    const ExecPlan& plan_;
+    const SuperviseOptions& opt_;
+    SignalGuard signals_;
+    Fd sigfd_;
+    bool out_direct_ = false;
+    bool err_direct_ = false;
+    exec::Pipe out_pipe_, err_pipe_, status_pipe_;
+    std::optional<exec::Pipe> report_pipe_;
+    std::vector<std::string> env_;
+    std::vector<std::string> argv_;
+    ChildSetup setup_{};
+    bool job_control_ = false;
+    TerminalGuard terminal_;
+    Clock::time_point start_{};
+    std::optional<Clock::time_point> deadline_;
+    std::optional<WakeTimer> wake_;
+    std::optional<Clock::time_point> wake_at_;
+    std::optional<exec::Child> child_;
+    bool exited_ = false;
+    siginfo_t status_{};
+    std::optional<Clock::time_point> drain_until_;
+    ExecResult result_;
+    Loop loop_;
+    Sink out_sink_, err_sink_;
+    Pump out_, err_;
+};
+
+}  // namespace
+
+ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
+    if (plan.argv.empty()) throw Error("no command to run");
+    // Orphaned descendants (double-forked, setsid) are reparented to sbx, so
+    // that they can be found and killed.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    Run run(plan, opt);  // the signals and the streams
+    run.start_child();
+    if (const auto failure = run.wait_for_exec()) return run.exec_failed(*failure);
+    run.pump_until_end();
+    run.end_command();
+    run.drain();
+    return run.result();
 }
 
 }  // namespace sbx
