@@ -17,14 +17,15 @@
 #include <fmt/core.h>
 
 #include "approval/posix.h"
+#include "exec/spawn.h"
 #include "policy/policy.h"
+#include "util/path.h"
 
 namespace sbx::approval {
 namespace {
 
 using nlohmann::json;
 using posix::Fd;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
@@ -36,55 +37,9 @@ std::string_view trim(std::string_view s) {
     return s.substr(b, e - b + 1);
 }
 
-// The approver process: killed (with its process group) and reaped unless
-// it was reaped already.
-class Child {
-public:
-    explicit Child(pid_t pid) : pid_(pid) {}
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    ~Child() {
-        if (pid_ > 0) {
-            kill_group();
-            reap_blocking();
-        }
-    }
-    pid_t pid() const { return pid_; }
-    void kill_group() const {
-        ::kill(-pid_, SIGKILL);
-        ::kill(pid_, SIGKILL);
-    }
-    int reap_blocking() {
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
-        pid_ = -1;
-        return status;
-    }
-    // The wait status once the child has exited, else nullopt.
-    std::optional<int> try_reap() {
-        int status = 0;
-        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-        if (r == pid_) {
-            pid_ = -1;
-            return status;
-        }
-        return std::nullopt;
-    }
-
-private:
-    pid_t pid_;
-};
-
 void set_nonblocking(int fd) {
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-int remaining_ms(Clock::time_point deadline) {
-    // Rounded up, so that 0 means the deadline has passed.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1000000));
 }
 
 std::string quote_word(const std::string& w) {
@@ -121,21 +76,12 @@ namespace {
 // Whether execvp would find program: a name with a slash as it is, else in
 // each directory of $PATH (execvp's default when it is unset).
 bool runnable(const std::string& program) {
-    auto executable = [](const std::string& path) {
+    const char* env = std::getenv("PATH");
+    const auto candidates = exec_candidates(program, env != nullptr ? env : "/bin:/usr/bin");
+    return std::any_of(candidates.begin(), candidates.end(), [](const std::string& path) {
         struct stat st {};
         return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-    };
-    if (program.find('/') != std::string::npos) return executable(program);
-    const char* env = std::getenv("PATH");
-    const std::string path = env != nullptr ? env : "/bin:/usr/bin";
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t end = std::min(path.find(':', start), path.size());
-        const std::string dir = end == start ? "." : path.substr(start, end - start);
-        if (executable(dir + "/" + program)) return true;
-        start = end + 1;
-    }
-    return false;
+    });
 }
 
 }  // namespace
@@ -164,18 +110,17 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
         throw Error(fmt::format("--approver {}: pipe: {}", program_, std::strerror(errno)));
     Fd out_parent(pp[0]), out_child(pp[1]);
 
-    // Everything the child needs is prepared before fork.
+    // Everything the child needs is prepared before it starts; it makes
+    // only async-signal-safe calls (exec/spawn.h).
     std::vector<char*> argv{program_.data(), nullptr};
     sigset_t none;
     sigemptyset(&none);
-
-    const pid_t pid = ::fork();
-    if (pid < 0) throw Error(fmt::format("--approver {}: fork: {}", program_, std::strerror(errno)));
-    if (pid == 0) {
-        ::setpgid(0, 0);
+    const int stdin_end = in_child.get(), stdout_end = out_child.get();
+    auto run_program = [&]() -> int {
+        ::setpgid(0, 0);  // its own group, which a timeout kills whole
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::signal(SIGPIPE, SIG_DFL);
-        if (::dup2(in_child.get(), 0) < 0 || ::dup2(out_child.get(), 1) < 0) ::_exit(126);
+        if (::dup2(stdin_end, 0) < 0 || ::dup2(stdout_end, 1) < 0) ::_exit(126);
         ::execvp(argv[0], argv.data());
         const int err = errno;
         const char* msg = "sbx: --approver: cannot execute the program: ";
@@ -183,34 +128,29 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
         (void)!::write(2, std::strerror(err), std::strlen(std::strerror(err)));
         (void)!::write(2, "\n", 1);
         ::_exit(err == ENOENT ? 127 : 126);
-    }
-    Child child(pid);
-    ::setpgid(pid, pid);  // also from here, so the group exists before any kill
+    };
+    exec::Child child = exec::spawn(fmt::format("--approver {}", program_).c_str(), run_program);
     in_child.reset();
     out_child.reset();
     set_nonblocking(in_parent.get());
     set_nonblocking(out_parent.get());
 
     // A zero timeout (--approver-timeout 0) waits as long as it takes.
-    const bool limited = timeout_.count() > 0;
-    const auto deadline = Clock::now() + timeout_;
+    const std::optional<exec::Clock::time_point> deadline =
+        timeout_.count() > 0 ? std::optional(exec::Clock::now() + timeout_) : std::nullopt;
     std::size_t sent = 0;
     std::string answer;
     bool overflow = false;
     bool eof = false;
     while (!eof) {
-        const int wait = limited ? remaining_ms(deadline) : -1;
-        if (wait == 0) {
+        if (deadline && exec::Clock::now() >= *deadline) {
             child.kill_group();
             return denied(fmt::format("no answer within {} ms; killed", timeout_.count()));
         }
         pollfd fds[2] = {{out_parent.get(), POLLIN, 0}, {in_parent.get(), POLLOUT, 0}};
         const nfds_t n = in_parent.valid() ? 2 : 1;
-        const int r = ::poll(fds, n, wait);
-        if (r < 0) {
-            if (errno == EINTR) continue;
+        if (exec::poll_until(fds, n, deadline) < 0)
             throw Error(fmt::format("--approver {}: poll: {}", program_, std::strerror(errno)));
-        }
         if (n == 2 && fds[1].revents != 0) {
             if (fds[1].revents & (POLLERR | POLLHUP)) {
                 in_parent.reset();  // it closed its stdin: fine, it may answer anyway
@@ -236,19 +176,14 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
         }
     }
     // Its stdout is closed; now it must exit, within the same deadline.
-    std::optional<int> status;
-    if (!limited) status = child.reap_blocking();
-    while (!status && !(status = child.try_reap())) {
-        if (remaining_ms(deadline) == 0) {
-            child.kill_group();
-            return denied(fmt::format("did not exit within {} ms; killed", timeout_.count()));
-        }
-        ::usleep(5000);
+    const auto info = child.wait_until(deadline);
+    if (!info) {
+        child.kill_group();
+        return denied(fmt::format("did not exit within {} ms; killed", timeout_.count()));
     }
-    if (WIFSIGNALED(*status))
-        return denied(fmt::format("killed by signal {}", WTERMSIG(*status)));
-    if (WIFEXITED(*status) && WEXITSTATUS(*status) != 0)
-        return denied(fmt::format("exited with status {}", WEXITSTATUS(*status)));
+    const exec::ExitStatus status = exec::exit_status_of(*info);
+    if (status.signal) return denied(fmt::format("killed by signal {}", *status.signal));
+    if (status.code != 0) return denied(fmt::format("exited with status {}", status.code));
     if (overflow) return denied("answer longer than 64 KiB");
     const auto decision = parse_approver_output(answer);
     if (!decision) {
