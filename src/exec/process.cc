@@ -214,17 +214,4 @@ std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms) {
     }
 }
 
-bool can_make_mount_namespace() {
-    const pid_t pid = ::fork();
-    if (pid < 0) return false;
-    if (pid == 0) {
-        const bool ok = ::unshare(CLONE_NEWNS) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
-        ::_exit(ok ? 0 : 1);
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 }  // namespace sbx::exec

@@ -51,9 +51,4 @@ bool stop_signal_in_flight(pid_t ancestor);
 // Returns the number of descendants still present at the end.
 std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms);
 
-// Whether this process could make the mount namespace the Linux helper needs
-// (directly with CAP_SYS_ADMIN, else inside a new user namespace), tried in a
-// short-lived child.  False where the helper would fall back to Landlock alone.
-bool can_make_mount_namespace();
-
 }  // namespace sbx::exec
