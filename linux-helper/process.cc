@@ -82,6 +82,66 @@ void pass_terminal(pid_t group) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
+// The signals the helper and pid 1 each watch through a signalfd (the
+// forwarded ones and SIGCHLD, blocked beforehand), and where the forwarded
+// ones go: to pid 1 from the helper, to the command's group from pid 1.  The
+// one piece of signal handling of both wait loops.
+class SignalRelay {
+public:
+    explicit SignalRelay(bool job_control) : job_control_(job_control) {
+        const sigset_t watched = watched_signals();
+        fd_ = Fd(::signalfd(-1, &watched, SFD_CLOEXEC));
+        if (!fd_.valid()) fail_errno("pid 1", "signalfd");
+    }
+    // Where forwarded signals go: target, or its process group (then the
+    // target itself, should it have left the group).
+    void to(pid_t target, bool group) {
+        target_ = target;
+        group_ = group;
+    }
+    int fd() const { return fd_.get(); }
+    void close() { fd_.reset(); }
+
+    // A SIGCONT hands the terminal down first.
+    void forward(int sig) const {
+        if (sig == SIGCONT && job_control_) pass_terminal(target_);
+        if (group_ && ::kill(-target_, sig) == 0) return;
+        ::kill(target_, sig);
+    }
+
+    // What is pending: each SIGCHLD to on_child, any other signal forwarded
+    // unless the terminal sent it (SI_KERNEL: the terminal's signals reach
+    // its foreground group directly).
+    template <class OnChild>
+    void take(OnChild&& on_child) const {
+        signalfd_siginfo info[8];
+        const ssize_t n = ::read(fd_.get(), info, sizeof info);
+        for (ssize_t i = 0; n > 0 && i < n / static_cast<ssize_t>(sizeof info[0]); ++i) {
+            const int sig = static_cast<int>(info[i].ssi_signo);
+            if (sig == SIGCHLD) on_child();
+            else if (info[i].ssi_code != SI_KERNEL) forward(sig);
+        }
+    }
+
+private:
+    Fd fd_;
+    bool job_control_;
+    pid_t target_ = 0;
+    bool group_ = false;
+};
+
+// What pid 1 starts from (read-only to it), as run_under_pid1 was given it.
+struct Pid1Start {
+    bool user;                 // in a user namespace of its own: setup maps the ids first
+    int status_pipe;           // the write end of the reports to the helper
+    const sigset_t& original_mask;
+    Terminal terminal;
+    const std::function<void(bool)>& setup;
+    const PrepareCommand& prepare;
+    const std::function<void()>& abandoned;
+    const Command& command;
+};
+
 // One byte of data with room for one SCM_RIGHTS descriptor (not copyable:
 // msg points into the object itself).
 struct FdMessage {
@@ -122,47 +182,44 @@ Fd receive_fd(int socket) {
     return Fd();
 }
 
+// What the command process starts from (read-only to it).
+struct CommandStart {
+    const Pid1Start* pid1;
+    int handoff;      // pid 1's end of the socketpair: closed in the command
+    int command_end;  // the command's end, for the seccomp listener
+    CloneStack* stack;  // ASan's view of the command's stack (empty without ASan)
+};
+
 // The command process: never returns.  It leads a process group of its own,
 // which pid 1 forwards signals to, and which takes over the terminal's
 // foreground when the helper had it, so that the terminal's own signals
 // (^C, ^\) reach the command's group and not the helper or pid 1.
-[[noreturn]] void command_main(const sigset_t& original_mask, bool take_terminal, int handoff,
-                               const PrepareCommand& prepare, const Command& command) {
+[[noreturn]] void command_main(const CommandStart& start) {
+    const Pid1Start& s = *start.pid1;
     try {
         ::setpgid(0, 0);
-        if (take_terminal) {
+        if (s.terminal.foreground) {
             sigset_t ttou;  // tcsetpgrp from a background group stops it otherwise
             sigemptyset(&ttou);
             sigaddset(&ttou, SIGTTOU);
             ::sigprocmask(SIG_BLOCK, &ttou, nullptr);
             ::tcsetpgrp(STDIN_FILENO, ::getpid());
         }
-        ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
-        Fd listener = prepare();
-        if (listener.valid()) send_fd(handoff, listener.get());
+        ::sigprocmask(SIG_SETMASK, &s.original_mask, nullptr);
+        Fd listener = s.prepare();
+        if (listener.valid()) send_fd(start.command_end, listener.get());
     } catch (const std::exception& e) {
-        command.status.error(e);
+        s.command.status.error(e);
         ::_exit(125);
     }
-    exec_command(command);
+    exec_command(s.command);
 }
-
-// What the command process starts from (read-only to it).
-struct CommandStart {
-    const sigset_t* original_mask;
-    bool take_terminal;
-    int handoff;      // pid 1's end of the socketpair: closed in the command
-    int command_end;  // the command's end
-    const PrepareCommand* prepare;
-    const Command* command;
-    CloneStack* stack;  // ASan's view of the command's stack (empty without ASan)
-};
 
 int command_entry(void* arg) {
     const auto& start = *static_cast<const CommandStart*>(arg);
     start.stack->in_child();
     ::close(start.handoff);  // the command's own fd table (no CLONE_FILES)
-    command_main(*start.original_mask, start.take_terminal, start.command_end, *start.prepare, *start.command);
+    command_main(start);
 }
 
 // Starts the command as posix_spawn would: in pid 1's memory (CLONE_VM), on
@@ -171,15 +228,14 @@ int command_entry(void* arg) {
 // Its layers (capabilities, no_new_privs, Landlock, seccomp, cwd, signal
 // mask) are per task and its fd table is its own, so none of them reaches
 // pid 1; it writes no object of pid 1's (what it allocates stays allocated).
-pid_t start_command(const sigset_t& original_mask, bool take_terminal, int handoff, int command_end,
-                    const PrepareCommand& prepare, const Command& to_run) {
+pid_t start_command(const Pid1Start& s, int handoff, int command_end) {
     constexpr std::size_t kStack = 8 << 20;  // touched pages only
     constexpr std::size_t kGuard = 1 << 12;
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) fail_errno("pid 1", "mmap of the command's stack");
     if (::mprotect(stack, kGuard, PROT_NONE) != 0) fail_errno("pid 1", "mprotect of the command's stack guard");
     CloneStack clone_stack(stack, kStack);
-    const CommandStart start{&original_mask, take_terminal, handoff, command_end, &prepare, &to_run, &clone_stack};
+    const CommandStart start{&s, handoff, command_end, &clone_stack};
     clone_stack.before_clone();
     const pid_t command =
         ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
@@ -208,95 +264,162 @@ bool helper_gone(int status_pipe) {
     ::_exit(125);
 }
 
+// Pid 1's first steps: out of the helper's process group (a signal sent to
+// that group, as sbx forwards them, reaches the helper, which forwards it
+// here), then the sandbox's setup.  No PR_SET_PDEATHSIG: pid 1 outlives the
+// helper, for as long as it takes to clean up after it (end_abandoned).
+void enter_sandbox(const Pid1Start& s) {
+    ::setpgid(0, 0);
+    if (helper_gone(s.status_pipe)) end_abandoned(s.abandoned);
+    s.setup(s.user);
+}
+
+// Reaps pid 1's children: orphans as they come, and the command, whose end
+// (reported to the helper) ends pid 1.  A command stopped on the terminal
+// (^Z) stops the helper too, and so sbx, so that the shell gets the terminal
+// back; unless pid 1's group was given the terminal meanwhile (fg without
+// SIGCONT): then on with it at once.
+void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command) {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+        if (pid != command) continue;  // an orphan, reaped (or stopped)
+        if (WIFSTOPPED(status) && s.terminal.job_control) {
+            if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+                signals.forward(SIGCONT);
+            } else {
+                send_report(s.status_pipe, {Report::Stopped, WSTOPSIG(status)});
+            }
+        }
+        if (WIFSTOPPED(status)) continue;
+        if (s.command.recorder) s.command.recorder->finish();
+        send_report(s.status_pipe, {Report::Exited, status});
+        ::_exit(exit_code_of(status));
+    }
+}
+
+// Pid 1's loop until the command ends: its signals, the seccomp listener
+// handed over by the command (network limited, --record-denials), the
+// notifications it serves (the mediator's and the recorder's), and the
+// helper's end.
+[[noreturn]] void serve_sandbox(const Pid1Start& s, const SignalRelay& signals, Fd handoff, pid_t command) {
+    std::optional<NotificationServer> mediator;
+    for (;;) {
+        // The status pipe for POLLERR only: the helper is gone.
+        pollfd fds[4] = {{signals.fd(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0},
+                         {s.status_pipe, 0, 0}};
+        if (mediator) fds[2].fd = mediator->fd();
+        if (::poll(fds, 4, -1) < 0) {
+            if (errno == EINTR) continue;
+            fail_errno("pid 1", "poll");
+        }
+        if (fds[3].revents & POLLERR) end_abandoned(s.abandoned);
+        if (fds[0].revents & POLLIN) signals.take([&] { reap_children(s, signals, command); });
+        if (fds[1].revents & POLLIN) {
+            Fd listener = receive_fd(handoff.get());
+            if (listener.valid()) mediator.emplace(std::move(listener), s.command.recorder);
+            handoff.reset();
+        } else if (fds[1].revents & (POLLHUP | POLLERR)) {
+            handoff.reset();
+        }
+        if (mediator && (fds[2].revents & POLLIN)) {
+            mediator->handle();
+        } else if (mediator && (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+            mediator.reset();  // no process uses the filter any more
+        }
+    }
+}
+
 // Pid 1 of the new pid namespace: never returns.
-[[noreturn]] void pid1_main(bool user, int status_pipe, const sigset_t& original_mask, Terminal terminal,
-                            const std::function<void(bool)>& setup, const PrepareCommand& prepare,
-                            const std::function<void()>& abandoned, const Command& to_run) {
+[[noreturn]] void pid1_main(const Pid1Start& s) {
     try {
-        // Out of the helper's process group: a signal sent to that group
-        // (sbx forwards to it) reaches the helper, which forwards it here.
-        ::setpgid(0, 0);
-        // No PR_SET_PDEATHSIG: pid 1 outlives the helper, for as long as it
-        // takes to clean up after it (end_abandoned).
-        if (helper_gone(status_pipe)) end_abandoned(abandoned);
-        setup(user);
-        const sigset_t watched = watched_signals();
-        Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
-        if (!signals.valid()) fail_errno("pid 1", "signalfd");
+        enter_sandbox(s);
+        SignalRelay signals(s.terminal.job_control);
         int pair[2];
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail_errno("pid 1", "socketpair");
         Fd handoff(pair[0]), command_end(pair[1]);
-        const pid_t command =
-            start_command(original_mask, terminal.foreground, handoff.get(), command_end.get(), prepare, to_run);
+        const pid_t command = start_command(s, handoff.get(), command_end.get());
         command_end.reset();
-        // To the command's group (the command itself, should it have left
-        // it); a SIGCONT hands the terminal down first.
-        auto forward = [&](int sig) {
-            if (sig == SIGCONT && terminal.job_control) pass_terminal(command);
-            if (::kill(-command, sig) != 0) ::kill(command, sig);
-        };
-        std::optional<NotificationServer> mediator;
-        for (;;) {
-            // The status pipe for POLLERR only: the helper is gone.
-            pollfd fds[4] = {{signals.get(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0},
-                             {status_pipe, 0, 0}};
-            if (mediator) fds[2].fd = mediator->fd();
-            if (::poll(fds, 4, -1) < 0) {
-                if (errno == EINTR) continue;
-                fail_errno("pid 1", "poll");
-            }
-            if (fds[3].revents & POLLERR) end_abandoned(abandoned);
-            if (fds[0].revents & POLLIN) {
-                signalfd_siginfo info[8];
-                ssize_t n = ::read(signals.get(), info, sizeof info);
-                for (ssize_t i = 0; n > 0 && i < n / static_cast<ssize_t>(sizeof info[0]); ++i) {
-                    const int sig = static_cast<int>(info[i].ssi_signo);
-                    if (sig == SIGCHLD) {
-                        int status = 0;
-                        pid_t pid;
-                        while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
-                            if (pid != command) continue;  // an orphan, reaped (or stopped)
-                            if (WIFSTOPPED(status) && terminal.job_control) {
-                                // ^Z: the helper stops too, and so does sbx, so
-                                // that the shell gets the terminal back.  Unless
-                                // pid 1's group was given the terminal meanwhile
-                                // (fg without SIGCONT): on with it at once.
-                                if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
-                                    forward(SIGCONT);
-                                } else {
-                                    send_report(status_pipe, {Report::Stopped, WSTOPSIG(status)});
-                                }
-                            }
-                            if (WIFSTOPPED(status)) continue;
-                            if (to_run.recorder) to_run.recorder->finish();
-                            send_report(status_pipe, {Report::Exited, status});
-                            ::_exit(exit_code_of(status));
-                        }
-                    } else if (info[i].ssi_code != SI_KERNEL) {
-                        // Terminal signals (SI_KERNEL) reach the terminal's
-                        // foreground group directly.
-                        forward(sig);
-                    }
-                }
-            }
-            if (fds[1].revents & POLLIN) {
-                Fd listener = receive_fd(handoff.get());
-                if (listener.valid()) mediator.emplace(std::move(listener), to_run.recorder);
-                handoff.reset();
-            } else if (fds[1].revents & (POLLHUP | POLLERR)) {
-                handoff.reset();
-            }
-            if (mediator && (fds[2].revents & POLLIN)) {
-                mediator->handle();
-            } else if (mediator && (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL))) {
-                mediator.reset();  // no process uses the filter any more
-            }
-        }
+        signals.to(command, /*group=*/true);
+        serve_sandbox(s, signals, std::move(handoff), command);
     } catch (const std::exception& e) {
-        to_run.status.error(e);
+        s.command.status.error(e);
         ::_exit(125);
     }
 }
+
+// The helper's side, while pid 1 runs: pid 1's reports and the relays'
+// pipes, the signals forwarded to pid 1.  Returns the command's wait status
+// (or pid 1's, when it failed before the command ran).
+class Pid1Watch {
+public:
+    Pid1Watch(pid_t pid1, Fd reports, Terminal terminal, OutputRelays& relays)
+        : pid1_(pid1), reports_(std::move(reports)), relays_(relays), signals_(terminal.job_control) {
+        signals_.to(pid1, /*group=*/false);
+    }
+
+    int wait() {
+        // The signals, pid 1's reports, then the relays' pipes (-1 once ended).
+        std::vector<pollfd> fds(2 + relays_.size());
+        for (std::size_t i = 0; i < relays_.size(); ++i) fds[2 + i] = {relays_.read_end(i), POLLIN, 0};
+        for (bool pid1_done = false; !pid1_done;) {
+            fds[0] = {signals_.fd(), POLLIN, 0};
+            fds[1] = {reports_open_ ? reports_.get() : -1, POLLIN, 0};
+            if (::poll(fds.data(), fds.size(), -1) < 0) {
+                if (errno == EINTR) continue;
+                fail_errno("pid 1", "poll");
+            }
+            for (std::size_t i = 0; i < relays_.size(); ++i)
+                if (fds[2 + i].revents != 0 && !relays_.pump(i)) fds[2 + i].fd = -1;
+            if (fds[1].revents != 0) reports_open_ = take_report();
+            if (!(fds[0].revents & POLLIN)) continue;
+            signals_.take([&] {
+                const pid_t done = ::waitpid(pid1_, &pid1_status_, WNOHANG);
+                if (done == pid1_) pid1_done = true;
+                if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
+            });
+        }
+        signals_.close();
+        return pid1_status_;
+    }
+
+    // Once pid 1 has ended (the signals restored): what the relays' pipes and
+    // the reports still hold.
+    int finish() {
+        relays_.drain();  // the sandbox is gone: so are the pipes' writers
+        while (reports_open_ && take_report()) {
+        }
+        return command_status_ ? *command_status_ : pid1_status_;
+    }
+
+private:
+    // One report; false at the end of the pipe (pid 1 is gone).
+    bool take_report() {
+        Report report{};
+        if (::read(reports_.get(), &report, sizeof report) != static_cast<ssize_t>(sizeof report)) return false;
+        if (report.kind == Report::Exited) command_status_ = report.value;
+        // Stopped: the helper stops too (its parent sees it, as a shell sees
+        // a job stop), until a SIGCONT, which it passes on.  Unless its group
+        // was given the terminal meanwhile (a shell's fg of a running job
+        // sends no SIGCONT): then on with it at once.
+        if (report.kind == Report::Stopped) {
+            if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+                signals_.forward(SIGCONT);
+            } else {
+                ::raise(SIGSTOP);
+            }
+        }
+        return true;
+    }
+
+    pid_t pid1_;
+    Fd reports_;
+    bool reports_open_ = true;  // until the end of the pipe
+    OutputRelays& relays_;
+    SignalRelay signals_;
+    std::optional<int> command_status_;
+    int pid1_status_ = 0;
+};
 
 }  // namespace
 
@@ -319,72 +442,14 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     if (child.pid == 0) {
         status_read.reset();
-        pid1_main(child.user, status_write.get(), original, terminal, setup, prepare, abandoned, command);
+        pid1_main(Pid1Start{child.user, status_write.get(), original, terminal, setup, prepare, abandoned, command});
     }
-    const pid_t pid1 = child.pid;
     status_write.reset();
     relays.close_write_ends();
-    Fd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
-    if (!signals.valid()) fail_errno("pid 1", "signalfd");
-    std::optional<int> command_status;
-    // To pid 1; a SIGCONT hands the terminal down first.
-    auto forward = [&](int sig) {
-        if (sig == SIGCONT && terminal.job_control) pass_terminal(pid1);
-        ::kill(pid1, sig);
-    };
-    // One report; false at the end of the pipe (pid 1 is gone).
-    auto take_report = [&]() {
-        Report report{};
-        if (::read(status_read.get(), &report, sizeof report) != static_cast<ssize_t>(sizeof report)) return false;
-        if (report.kind == Report::Exited) command_status = report.value;
-        // Stopped: the helper stops too (its parent sees it, as a shell sees
-        // a job stop), until a SIGCONT, which it passes on below.  Unless its
-        // group was given the terminal meanwhile (a shell's fg of a running
-        // job sends no SIGCONT): then on with it at once.
-        if (report.kind == Report::Stopped) {
-            if (::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
-                forward(SIGCONT);
-            } else {
-                ::raise(SIGSTOP);
-            }
-        }
-        return true;
-    };
-    bool reports = true;
-    int pid1_status = 0;
-    // The signals, pid 1's reports, then the relays' pipes (-1 once ended).
-    std::vector<pollfd> fds(2 + relays.size());
-    for (std::size_t i = 0; i < relays.size(); ++i) fds[2 + i] = {relays.read_end(i), POLLIN, 0};
-    for (bool pid1_done = false; !pid1_done;) {
-        fds[0] = {signals.get(), POLLIN, 0};
-        fds[1] = {reports ? status_read.get() : -1, POLLIN, 0};
-        if (::poll(fds.data(), fds.size(), -1) < 0) {
-            if (errno == EINTR) continue;
-            fail_errno("pid 1", "poll");
-        }
-        for (std::size_t i = 0; i < relays.size(); ++i)
-            if (fds[2 + i].revents != 0 && !relays.pump(i)) fds[2 + i].fd = -1;
-        if (fds[1].revents != 0) reports = take_report();
-        if (!(fds[0].revents & POLLIN)) continue;
-        signalfd_siginfo info[8];
-        const ssize_t n = ::read(signals.get(), info, sizeof info);
-        for (ssize_t i = 0; n > 0 && i < n / static_cast<ssize_t>(sizeof info[0]); ++i) {
-            const int sig = static_cast<int>(info[i].ssi_signo);
-            if (sig == SIGCHLD) {
-                const pid_t done = ::waitpid(pid1, &pid1_status, WNOHANG);
-                if (done == pid1) pid1_done = true;
-                if (done < 0 && errno != EINTR) fail_errno("pid 1", "waitpid");
-            } else if (info[i].ssi_code != SI_KERNEL) {
-                forward(sig);
-            }
-        }
-    }
-    signals.reset();
+    Pid1Watch pid1(child.pid, std::move(status_read), terminal, relays);
+    pid1.wait();
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
-    relays.drain();  // the sandbox is gone: so are the pipes' writers
-    while (reports && take_report()) {
-    }
-    return command_status ? *command_status : pid1_status;
+    return pid1.finish();
 }
 
 void exec_command(const Command& command) {
