@@ -1,6 +1,7 @@
 // The supervisor's poll loop: one loop over the command's stdout and stderr
 // pipes, a pidfd for the child and a signalfd for the forwarded signals, with
-// the deadline as the poll timeout.
+// the deadline as the poll timeout.  supervise(), at the end, lists the
+// phases of a run (class Run); the child is started by exec/spawn.h.
 #include "exec/supervisor.h"
 
 #include <fcntl.h>
@@ -318,7 +319,7 @@ struct Pump {
 
 class Loop {
 public:
-    explicit Loop(const SuperviseOptions& opt) : opt_(opt), buf_(new char[kReadBuffer]) {}
+    explicit Loop(const SuperviseOptions& opt) : opt_(opt), buf_(std::make_unique_for_overwrite<char[]>(kReadBuffer)) {}
 
     // The shown part of a chunk: to the capture and to sbx's stream (as it
     // is, or as the callback's event lines).
