@@ -18,7 +18,8 @@
 
 #include "approval/posix.h"
 #include "exec/spawn.h"
-#include "policy/policy.h"
+#include "util/error.h"
+#include "util/fd.h"
 #include "util/path.h"
 
 namespace sbx::approval {
@@ -207,16 +208,7 @@ ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
         prompt.reason, command, prompt.cwd);
     const std::string question =
         "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
-    auto say = [&](const std::string& text) {
-        std::size_t done = 0;
-        while (done < text.size()) {
-            const ssize_t w = ::write(tty.get(), text.data() + done, text.size() - done);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) return false;
-            done += static_cast<std::size_t>(w);
-        }
-        return true;
-    };
+    auto say = [&](const std::string& text) { return write_all(tty.get(), text); };
     if (!say(header))
         return ApproverAnswer{ReviewDecision::Denied, "tty", "cannot write to the terminal"};
     for (int tries = 0; tries < 3; ++tries) {
