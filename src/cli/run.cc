@@ -18,6 +18,7 @@
 #include "platform/helper_status.h"
 #include "platform/plan.h"
 #include "report/denial.h"
+#include "report/fix.h"
 #include "report/report.h"
 #include "util/fd.h"
 
@@ -136,6 +137,11 @@ public:
         a.denial.denials = audited;
         if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials)
             a.denial = analyze_recorded(a.result, a.helper, audited);
+        if (a.sandboxed) {  // each denial's rule and fix (report/fix.h), against the command's cwd
+            Environment env = system_environment();
+            env.cwd = args_.command.cwd;
+            explain_denials(a.denial, policy_, env);
+        }
         if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;
     }

@@ -188,6 +188,7 @@ DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
 
 DenialAnalysis analyze_recorded(const ExecResult& r, const HelperStatus& helper, const std::vector<Denial>& audit) {
     DenialAnalysis a;
+    a.recorded = true;
     a.denials = merge_denials(helper.denied, audit);
     a.omitted = helper.denied_omitted;
     if (r.signal && *r.signal == SIGSYS) {
@@ -254,12 +255,14 @@ nlohmann::json to_json(const Denial& d) {
     if (!d.target.empty()) j["target"] = d.target;
     if (d.pid != 0) j["pid"] = d.pid;
     if (!d.program.empty()) j["program"] = d.program;
+    if (!d.rule.empty()) j["rule"] = d.rule;
+    if (!d.fix.empty()) j["fix"] = d.fix;
     return j;
 }
 
 std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, const std::vector<Denial>& audit) {
     std::vector<Denial> out;
-    for (const auto& r : recorded) out.push_back(Denial{r.op, r.path, r.address, {}, r.pid, r.program});
+    for (const auto& r : recorded) out.push_back(Denial{r.op, r.path, r.address, {}, r.pid, r.program, {}, {}});
     const std::size_t seen = out.size();
     for (const auto& d : audit) {
         const bool known = std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(seen), [&](const Denial& r) {

@@ -27,6 +27,8 @@ struct Denial {
     std::string target;     // signals: "pid 1 (systemd)"
     long pid = 0;           // recorded: the caller (its pid in the sandbox), and its comm
     std::string program;
+    std::string rule;  // the policy's rule that refused it, as `sbx check` names it (report/fix.h)
+    std::string fix;   // the flags that allow it, or "no flag suggested: WHY"
     bool operator==(const Denial&) const = default;
 };
 
@@ -36,6 +38,10 @@ struct DenialAnalysis {
     std::string reason;  // the matched message ("read-only file system"), or "SIGSYS"
     std::string path;    // an absolute path named on the line of the message, if any
     std::vector<Denial> denials;
+    bool recorded = false;  // the recorder ran (--record-denials): denials are exact
+    // Without exact denials: the output's message read as one ("write" of the
+    // path it names, absolute), with its rule and fix (explain_denials).
+    std::optional<Denial> guess;
 };
 
 // The known sandbox messages in text (case-insensitive); nullopt if none.

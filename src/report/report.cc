@@ -75,44 +75,19 @@ std::string sanitize(std::string_view s, bool keep_tail, std::size_t& tail) {
 
 const char* stream_name(Stream s) { return s == Stream::Stdout ? "stdout" : "stderr"; }
 
-bool is_write_operation(const std::string& op) {
-    for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer"})
-        if (op.find(w) != std::string::npos) return true;
-    for (const char* w : {"write", "create", "remove", "rename", "chmod", "chown", "utimes"})  // recorded
-        if (op == w) return true;
-    return false;
+// "(RULE; allow with FLAGS)", or "(RULE; no flag suggested: WHY)".
+std::string rule_and_fix(const Denial& d) {
+    if (d.fix.empty()) return d.rule.empty() ? "" : fmt::format(" ({})", d.rule);
+    const std::string fix = d.fix.starts_with('-') ? "allow with " + d.fix : d.fix;
+    return d.rule.empty() ? fmt::format(" ({})", fix) : fmt::format(" ({}; {})", d.rule, fix);
 }
 
-// The protected name a path falls under, if any.
-std::optional<std::string> protected_by(const CanonicalPolicy& p, const std::string& path) {
-    for (const auto& root : p.writable)
-        for (const auto& prot : root.protected_paths)
-            if (path == prot || path.rfind(prot + "/", 0) == 0) return prot.substr(prot.find_last_of('/') + 1);
-    return std::nullopt;
-}
-
-// The flag that makes dir writable: -w DIR, which needs workspace-write
-// (under read-only, -w alone is refused).
-// A path that one of the policy's own entries denies, or keeps read-only
-// inside a writable root: the entry is the cause, and widening the writable
-// roots would be the wrong fix (-w ~/.ssh for a --deny ~/.ssh).
-std::optional<std::string> entry_hint(const CanonicalPolicy& p, const std::string& path) {
-    if (!p.sandboxed_filesystem()) return std::nullopt;
-    const FsDecision d = decide_path(p, path);
-    if (!d.entry || d.entry->protection) return std::nullopt;
-    if (d.access == FsAccess::Deny)
-        return fmt::format("{} is denied by the entry {}; drop that entry to allow it", path, d.entry->rule);
-    if (d.access == FsAccess::Read && d.entry->path != "/" &&
-        std::any_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) {
-            return w.path != "/" && path_below(d.entry->path, w.path);
-        }))
-        return fmt::format("{} is kept read-only by the entry {}; drop that entry to allow writes", path, d.entry->rule);
-    return std::nullopt;
-}
-
-std::string write_hint(const CanonicalPolicy& p, const std::string& dir) {
-    if (p.mode == Mode::ReadOnly) return fmt::format("to allow writes to {} use -p workspace-write -w {}", dir, dir);
-    return fmt::format("to allow writes to {} add -w {}", dir, dir);
+// What was denied: "write /etc/x", "connect 10.0.0.1:443", "scope.signal to pid 1 (init)".
+std::string denied_what(const Denial& d) {
+    if (!d.path.empty()) return fmt::format("{} {}", d.operation, d.path);
+    if (!d.address.empty()) return fmt::format("{} {}", d.operation, d.address);
+    if (!d.target.empty()) return fmt::format("{} to {}", d.operation, d.target);
+    return d.operation;
 }
 
 }  // namespace
@@ -201,61 +176,34 @@ nlohmann::json omitted_event(Stream s, std::uint64_t bytes, std::uint64_t lines)
 }
 
 std::optional<std::string> denial_note(const RunReport& r) {
-    if (!r.denial.sandbox_denied) return std::nullopt;
+    const auto& a = r.denial;
+    // Exact denials (recorded; or audited, when the command failed of one):
+    // how many, and the first with its rule and fix.
+    if (!a.denials.empty() && (a.recorded || a.sandbox_denied)) {
+        const std::uint64_t n = a.denials.size() + a.omitted;
+        const Denial& d = a.denials.front();
+        return fmt::format("sbx: denied {} operation{}; first: {}{}\n", n, n == 1 ? "" : "s", denied_what(d),
+                           rule_and_fix(d));
+    }
+    if (!a.sandbox_denied) return std::nullopt;
+    // A guess from the output: the message and the path it names.
+    if (a.guess) return fmt::format("sbx: the sandbox likely denied this ({}): {}{}\n", a.reason, denied_what(*a.guess),
+                                    rule_and_fix(*a.guess));
     const auto& p = r.policy;
-    std::string what = r.denial.reason == "SIGSYS" ? "a blocked system call killed it (SIGSYS)" : r.denial.reason;
     std::string hint;
-    // An exact denial from the audit log names the path or address.
-    for (const auto& d : r.denial.denials) {
-        if (!d.path.empty() && is_write_operation(d.operation)) {
-            what = fmt::format("{} on {}", d.operation, d.path);
-            if (auto by_entry = entry_hint(p, d.path)) {
-                hint = *by_entry;
-            } else if (auto name = protected_by(p, d.path)) {
-                hint = fmt::format("{} is protected; --unprotect {} allows writes to it", d.path, *name);
-            } else {
-                hint = write_hint(p, parent_path(d.path));
-            }
-            break;
-        }
-        if (!d.address.empty() || d.operation.rfind("net.", 0) == 0) {
-            what = fmt::format("{} {}", d.operation, d.address);
-            hint = "to allow the network use -n full";
-            break;
-        }
-        if (!d.target.empty()) {
-            what = fmt::format("{} to {}", d.operation, d.target);
-            hint = "signals to processes outside the sandbox are blocked; -p danger-full-access runs without one";
-            break;
-        }
-        what = d.path.empty() ? d.operation : fmt::format("{} on {}", d.operation, d.path);
-        hint = "-p danger-full-access runs the command without a sandbox";
-        break;
+    if (a.reason == "SIGSYS" || a.reason == "seccomp") {
+        hint = p.network == Network::Full
+                   ? "the call is never allowed in the sandbox; -p danger-full-access runs without one"
+                   : "if it was a socket, -n full allows the network";
+    } else if (p.mode == Mode::ReadOnly) {
+        hint = "to allow writes to the workspace use -p workspace-write (and -w DIR for another directory)";
+    } else if (p.mode == Mode::WorkspaceWrite) {
+        hint = "if it was a write outside the writable roots, add -w DIR";
+        if (p.network != Network::Full) hint += "; if it was the network, use -n full";
+    } else {
+        hint = "for the network use -n full";
     }
-    if (hint.empty()) {
-        if (r.denial.reason == "SIGSYS" || r.denial.reason == "seccomp") {
-            hint = p.network == Network::Full
-                       ? "the call is never allowed in the sandbox; -p danger-full-access runs without one"
-                       : "for sockets use -n limited (loopback) or -n full";
-        } else if (!r.denial.path.empty() && p.sandboxed_filesystem()) {
-            // A relative path is the command's own: against its directory.
-            const std::string path = join_path(r.cwd, r.denial.path);
-            if (auto by_entry = entry_hint(p, path)) {
-                hint = *by_entry;
-            } else if (auto name = protected_by(p, path)) {
-                hint = fmt::format("{} is protected; --unprotect {} allows writes to it", path, *name);
-            } else {
-                hint = write_hint(p, parent_path(path));
-            }
-        } else if (p.mode == Mode::ReadOnly) {
-            hint = "to allow writes to the workspace use -p workspace-write (and -w DIR for another directory)";
-        } else if (p.mode == Mode::WorkspaceWrite) {
-            hint = "if it was a write outside the writable roots, add -w DIR";
-            if (p.network != Network::Full) hint += "; if it was the network, use -n limited (loopback) or -n full";
-        } else {
-            hint = "for the network use -n full";
-        }
-    }
+    const std::string what = a.reason == "SIGSYS" ? "a blocked system call killed it (SIGSYS)" : a.reason;
     return fmt::format("sbx: the sandbox likely denied this ({}); {}\n", what, hint);
 }
 

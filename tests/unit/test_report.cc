@@ -104,57 +104,64 @@ TEST_CASE("the omitted event, and the result's omission fields") {
     CHECK(j["output_cap"] == nlohmann::json{{"max_bytes", 10240}, {"max_lines", 256}, {"keep", "tail"}});
 }
 
-TEST_CASE("a path the policy's own entries deny or keep read-only: the note names the entry, never -w") {
+TEST_CASE("the heuristic's note: the message, the path it names, its rule and fix (report/fix.h)") {
     RunReport r = sample();
-    r.policy.mode = Mode::WorkspaceWrite;
-    r.policy.writable = {WritableRoot{"/work", {"/work/docs"}}};
-    r.policy.resolved = {ResolvedEntry{"/", "", FsAccess::Read, true, true, "read :root (workspace-write preset)"},
-                         ResolvedEntry{"/work", "", FsAccess::Write, true, true, "write /work (workspace-write preset: the workspace)"},
-                         ResolvedEntry{"/home/u/.ssh", "", FsAccess::Deny, true, true, "deny /home/u/.ssh (--deny)"},
-                         ResolvedEntry{"/work/docs", "", FsAccess::Read, true, true, "read /work/docs (--read-only)"}};
-    r.denial.reason = "permission denied";
-    r.denial.path = "/home/u/.ssh/id_ed25519";
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (permission denied); /home/u/.ssh/id_ed25519 is "
-                            "denied by the entry deny /home/u/.ssh (--deny); drop that entry to allow it\n");
-    r.denial.reason = "read-only file system";
-    r.denial.path = "/work/docs/x";
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/docs/x is kept "
-                            "read-only by the entry read /work/docs (--read-only); drop that entry to allow writes\n");
+    r.denial.guess = Denial{"write", "/etc/x", "", "", 0, "",
+                            "read :root (read-only preset): nothing is writable but /dev/null",
+                            "-p workspace-write -w /etc"};
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system): write /etc/x (read :root "
+                            "(read-only preset): nothing is writable but /dev/null; allow with -p workspace-write "
+                            "-w /etc)\n");
+    r.denial.guess = Denial{"write", "f", "", "", 0, "", "",
+                            "no flag suggested: /w/f is writable: the command wrote elsewhere"};
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system): write f (no flag "
+                            "suggested: /w/f is writable: the command wrote elsewhere)\n");
+    r.denial.sandbox_denied = false;
+    CHECK_FALSE(denial_note(r));
 }
 
-TEST_CASE("the denial note names what was denied and the flag that allows it") {
+TEST_CASE("exact denials: one summary line, the count and the first with its rule and fix") {
     RunReport r = sample();
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc "
-                            "use -p workspace-write -w /etc\n");
-    r.policy.mode = Mode::WorkspaceWrite;
-    r.policy.writable = {WritableRoot{"/work", {"/work/.git"}}};
-    r.denial.path = "/work/.git/hooks/x";
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/.git/hooks/x is "
-                            "protected; --unprotect .git allows writes to it\n");
-    // A relative path from the message is the command's: against its directory.
-    r.cwd = "/work/sub";
-    r.denial.path = "../.git/config";
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); /work/.git/config is "
-                            "protected; --unprotect .git allows writes to it\n");
-    r.denial.path = "out/f";
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to "
-                            "/work/sub/out add -w /work/sub/out\n");
-    r.denial.path = "/work/.git/hooks/x";
-    r.denial.denials = {Denial{"fs.write_file", "/srv/data/f", "", "", 0, ""}};
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (fs.write_file on /srv/data/f); to allow writes "
-                            "to /srv/data add -w /srv/data\n");
-    r.denial.denials = {Denial{"net.connect_tcp", "", "10.0.0.1:443", "", 0, ""}};
-    CHECK(denial_note(r)->find("-n full") != std::string::npos);
-    r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)", 0, ""}};
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (scope.signal to pid 1 (init)); signals to "
-                            "processes outside the sandbox are blocked; -p danger-full-access runs without one\n");
-    r.denial.denials = {Denial{"scope.abstract_unix_socket", "", "", "", 0, ""}};
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (scope.abstract_unix_socket); -p "
-                            "danger-full-access runs the command without a sandbox\n");
     r.denial = {};
+    r.denial.recorded = true;
+    r.denial.denials = {Denial{"create", "/root/.npm/_cacache", "", "", 3, "npm", "not under a writable root",
+                               "-w /root/.npm"},
+                        Denial{"create", "/root/.npm/_logs", "", "", 3, "npm", "not under a writable root",
+                               "-w /root/.npm"}};
+    r.denial.omitted = 1;
+    // Also when the command exited 0: the user asked for the record.
+    CHECK(denial_note(r) == "sbx: denied 3 operations; first: create /root/.npm/_cacache (not under a writable "
+                            "root; allow with -w /root/.npm)\n");
+    r.denial.omitted = 0;
+    r.denial.denials = {Denial{"connect", "", "127.0.0.1:8080", "", 4, "curl",
+                               "network restricted: no sockets except AF_UNIX socketpair", "-n full"}};
+    CHECK(denial_note(r) == "sbx: denied 1 operation; first: connect 127.0.0.1:8080 (network restricted: no "
+                            "sockets except AF_UNIX socketpair; allow with -n full)\n");
+    r.denial.denials[0] = Denial{"write", "/root/.bashrc", "", "", 4, "sh", "not under a writable root",
+                                 "no flag suggested: that would make $HOME writable"};
+    CHECK(denial_note(r) == "sbx: denied 1 operation; first: write /root/.bashrc (not under a writable root; no "
+                            "flag suggested: that would make $HOME writable)\n");
+    // Audit's, without the recorder: only when the command failed of one.
+    r.denial.recorded = false;
+    r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)", 0, "", "",
+                               "no flag suggested: only -p danger-full-access (no sandbox) allows it"}};
+    CHECK_FALSE(denial_note(r));
     r.denial.sandbox_denied = true;
+    CHECK(denial_note(r) == "sbx: denied 1 operation; first: scope.signal to pid 1 (init) (no flag suggested: only "
+                            "-p danger-full-access (no sandbox) allows it)\n");
+}
+
+TEST_CASE("the heuristic without a path: a hint by mode, never -n limited") {
+    RunReport r = sample();
+    r.denial.path.clear();
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to the "
+                            "workspace use -p workspace-write (and -w DIR for another directory)\n");
+    r.policy.mode = Mode::WorkspaceWrite;
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); if it was a write outside "
+                            "the writable roots, add -w DIR; if it was the network, use -n full\n");
     r.denial.reason = "SIGSYS";
-    CHECK(denial_note(r)->find("SIGSYS") != std::string::npos);
+    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (a blocked system call killed it (SIGSYS)); if it "
+                            "was a socket, -n full allows the network\n");
     r.denial.sandbox_denied = false;
     CHECK_FALSE(denial_note(r));
 }

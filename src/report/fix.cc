@@ -1,0 +1,225 @@
+#include "report/fix.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "policy/check.h"
+
+namespace sbx {
+
+namespace {
+
+// The file operations the recorder names, and audit's write-class blockers.
+bool is_write(const std::string& op) {
+    for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer", "fs.ioctl"})
+        if (op.find(w) != std::string::npos) return true;
+    for (const char* w : {"write", "create", "remove", "rename", "chmod", "chown", "utimes", "ioctl"})
+        if (op == w) return true;
+    return false;
+}
+
+bool is_network(const Denial& d) {
+    return !d.address.empty() || d.operation.starts_with("net.") || d.operation == "connect" ||
+           d.operation == "bind" || d.operation == "socket";
+}
+
+// check_access's rule names the rule and, in parentheses at its end, a hint
+// of its own ("(allow with -w DIR)", "(lift with --unprotect .git)"): the
+// fix says that here, better.
+std::string rule_name(std::string rule) {
+    for (const char* hint : {" (allow with ", " (lift with "})
+        if (const auto at = rule.rfind(hint); at != std::string::npos && rule.back() == ')') {
+            rule.resize(at);
+            break;
+        }
+    return rule;
+}
+
+// A word the shell takes as it is.
+std::string shell_word(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./:=+,@%-") == std::string::npos)
+        return w;
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), "", std::move(why)}; }
+
+// The protected name of the writable root that `path` (denied by a
+// protection) falls under, if the path is below it as that name.
+std::string protected_name_of(const CanonicalPolicy& p, const std::string& path) {
+    for (const auto& root : p.writable)
+        for (const auto& prot : root.protected_paths)
+            if (path_within(path, prot) && parent_path(prot) == root.path) {
+                const std::string name = base_name(prot);
+                if (std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end())
+                    return name;
+            }
+    return {};
+}
+
+bool exists(const Environment& env, const std::string& path) { return env.realpath(path).has_value(); }
+
+// The directory to make writable for a write to `path` (absolute, resolved):
+// the top of a known tool directory under $HOME, else the directory holding
+// the path; raised until it exists or its parent does (`sbx run` makes only
+// the last component of a missing root).
+std::vector<std::string> components(std::string_view path) {
+    std::vector<std::string> out;
+    for_each_component(path, [&](std::string_view c) { out.emplace_back(c); });
+    return out;
+}
+
+std::string directory_for(const std::string& path, const Environment& env) {
+    std::string dir = parent_path(path);
+    if (env.home && path_below(path, *env.home)) {
+        const auto parts = components(std::string_view(path).substr(env.home->size()));
+        for (const auto& tool : tool_directories()) {
+            const auto want = components(tool);
+            std::size_t i = 0;
+            while (i < want.size() && i < parts.size() && (want[i] == "*" || want[i] == parts[i])) ++i;
+            // The whole top matched, or the path is the start of one (mkdir ~/.npm).
+            if (i == want.size() || i == parts.size()) {
+                dir = *env.home;
+                for (std::size_t k = 0; k < i; ++k) dir = child_path(dir, parts[k]);
+                break;
+            }
+        }
+    }
+    while (dir != "/" && !exists(env, dir) && !exists(env, parent_path(dir))) dir = parent_path(dir);
+    return dir;
+}
+
+// Why -w dir would be too wide, or "".
+std::string too_wide(const CanonicalPolicy& p, const std::string& dir, const Environment& env) {
+    if (dir == "/") return "that would make / writable";
+    if (env.home && path_within(*env.home, dir)) return "that would make $HOME writable";
+    if (env.home)
+        for (const char* secret : {".ssh", ".gnupg"})
+            if (path_within(dir, child_path(*env.home, secret)))
+                return fmt::format("that would make ~/{} writable", secret);
+    for (const auto& root : p.writable)
+        for (const auto& prot : root.protected_paths)
+            if (path_within(prot, dir) && !path_within(root.path, dir))
+                return fmt::format("that would make the protected {} writable", prot);
+    if (check_access(p, Access::Write, dir, env).allowed) return fmt::format("{} is already writable", dir);
+    return {};
+}
+
+Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environment& env) {
+    const Verdict v = check_access(p, Access::Write, target, env);
+    std::string rule = rule_name(v.rule);
+    if (v.allowed) return refuse(rule, fmt::format("the policy allows writes to {}; the refusal was not the sandbox's", v.subject));
+    const FsDecision d = decide_path(p, v.subject);
+    if (d.entry && d.entry->protection) {
+        const std::string name = protected_name_of(p, v.subject);
+        if (name.empty()) return refuse(rule, "it is what a protected name leads to");
+        return Fix{rule, "--unprotect " + shell_word(name), ""};
+    }
+    if (d.access == FsAccess::Deny) return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
+    if (d.entry && d.entry->path != "/" &&
+        std::any_of(p.writable.begin(), p.writable.end(),
+                    [&](const WritableRoot& w) { return w.path != "/" && path_below(d.entry->path, w.path); }))
+        return refuse(rule, "an entry of the policy keeps it read-only (drop that entry to allow writes)");
+    if (p.mode == Mode::ReadOnly && !p.workspace.empty() && path_within(v.subject, p.workspace)) {
+        std::string flags = "-p workspace-write";
+        if (v.subject != p.workspace) {
+            const std::string rel = v.subject.substr(p.workspace.size() == 1 ? 1 : p.workspace.size() + 1);
+            const std::string first = rel.substr(0, rel.find('/'));
+            if (std::find(p.protected_names.begin(), p.protected_names.end(), first) != p.protected_names.end())
+                flags += " --unprotect " + shell_word(first);
+        }
+        return Fix{rule, flags, ""};
+    }
+    const std::string dir = directory_for(v.subject, env);
+    if (auto why = too_wide(p, dir, env); !why.empty()) return refuse(rule, why);
+    const std::string w = "-w " + shell_word(dir);
+    return Fix{rule, p.mode == Mode::ReadOnly ? "-p workspace-write " + w : w, ""};
+}
+
+Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
+    const Verdict v = check_access(p, access, target, env);
+    std::string rule = rule_name(v.rule);
+    if (v.allowed) return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
+    const FsDecision d = decide_path(p, v.subject);
+    if (!d.access) return Fix{rule, "--read-only " + shell_word(v.subject), ""};
+    return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
+}
+
+Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
+    Verdict v;
+    try {
+        v = check_access(p, Access::Connect, d.address, Environment{});
+    } catch (const Error&) {  // audit's "saddr:src" of a bind, or no address
+        v = check_access(p, Access::Connect, "0.0.0.0:0", Environment{});
+    }
+    std::string rule = rule_name(v.rule);
+    if (v.allowed) return refuse(rule, "the policy allows it; the refusal was not the sandbox's");
+    // -n limited reaches only the sandbox's own loopback, never the host's.
+    return Fix{rule, "-n full", ""};
+}
+
+}  // namespace
+
+std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags; }
+
+const std::vector<std::string>& tool_directories() {
+    static const std::vector<std::string> dirs{
+        ".npm", ".yarn", ".pnpm-store", ".m2", ".gradle", ".ivy2", ".cargo/registry", ".cargo/git",
+        "go/pkg/mod", ".cache/*", ".local/share/*", ".config/*",
+    };
+    return dirs;
+}
+
+Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
+    if (is_network(d)) return network_fix(p, d);
+    if (!d.target.empty())
+        return refuse("scope: the command may not signal processes outside the sandbox",
+                      "only -p danger-full-access (no sandbox) allows it");
+    if (d.path.empty())
+        return refuse(d.operation, "only -p danger-full-access (no sandbox) allows it");
+    const std::string path = join_path(env.cwd, d.path);
+    if (is_write(d.operation)) return write_fix(p, path, env);
+    return read_fix(p, d.operation.find("execute") != std::string::npos ? Access::Exec : Access::Read, path, env);
+}
+
+void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environment& env) {
+    for (auto& d : a.denials) {
+        const Fix f = fix_for(p, d, env);
+        d.rule = f.rule;
+        d.fix = f.text();
+    }
+    if (!a.sandbox_denied || a.recorded || !a.denials.empty() || a.path.empty() || !p.sandboxed_filesystem()) return;
+    const std::string path = join_path(env.cwd, a.path);
+    Denial g;
+    g.path = path;
+    if (a.reason == "permission denied" || a.reason == "operation not permitted") {
+        if (check_access(p, Access::Read, path, env).allowed) {
+            // The file's mode or owner refused it: not the sandbox.
+            a.sandbox_denied = false;
+            a.reason.clear();
+            return;
+        }
+        g.operation = "read";
+    } else {
+        g.operation = "write";
+    }
+    Fix f = fix_for(p, g, env);
+    // A relative name whose place in the workspace is writable: the command
+    // had changed directory, and where to is not in the output.
+    if (a.path.front() != '/' && g.operation == "write" && f.flags.empty() &&
+        check_access(p, Access::Write, path, env).allowed)
+    {
+        g.path = a.path;
+        f = refuse("", fmt::format("{} is writable: the command wrote elsewhere, in a directory the output does "
+                                   "not name (--record-denials records the exact path)", path));
+    }
+    g.rule = f.rule;
+    g.fix = f.text();
+    a.guess = std::move(g);
+}
+
+}  // namespace sbx

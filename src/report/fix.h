@@ -1,0 +1,45 @@
+// For one denied operation: the rule of the canonical policy that refused it
+// (as `sbx check` names it) and the smallest sensible flag of `sbx run` that
+// would allow it, or why none is suggested.  Pure: the filesystem's answers
+// (does ~/.cache exist?) and $HOME come in through Environment.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+#include "report/denial.h"
+
+namespace sbx {
+
+struct Fix {
+    std::string rule;     // check_access's rule, without its own "(allow with ...)" hint
+    std::string flags;    // "-w /root/.npm", "--unprotect .git", "-p workspace-write", "-n full"; "" for none
+    std::string refused;  // when flags is empty: why ("that would make $HOME writable")
+    // flags, or "no flag suggested: REFUSED".
+    std::string text() const;
+    bool operator==(const Fix&) const = default;
+};
+
+// The directories under $HOME that sbx suggests whole (the top of a cache or
+// tool directory) instead of the deep path a tool happened to write, relative
+// to $HOME; "*" is any one name.  Listed in sbx(1).
+const std::vector<std::string>& tool_directories();
+
+// The fix for one denial: a write-class operation on d.path (recorded or
+// audited), a connect (or any net.* operation) to d.address, a read or exec
+// (audit's fs.read_*, fs.execute) on d.path.  A relative path is taken
+// against env.cwd.  Never suggests -w for /, $HOME or above it, a protected
+// path, ~/.ssh or ~/.gnupg, or a directory already writable; never -n limited
+// (it reaches only the sandbox's own loopback, not the host's).
+Fix fix_for(const CanonicalPolicy&, const Denial&, const Environment&);
+
+// Fills each denial's rule and fix.  For the output heuristic (sandbox_denied
+// from a message naming a path; env.cwd is the command's, for a relative
+// one): `guess`, the message read as a denial with its rule and fix; and
+// sandbox_denied false when "Permission denied" or "Operation not permitted"
+// names a path the policy lets the command read (`cat /etc/shadow` as a
+// user: the file's mode refused it, not the sandbox).
+void explain_denials(DenialAnalysis&, const CanonicalPolicy&, const Environment&);
+
+}  // namespace sbx
