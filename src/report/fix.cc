@@ -214,8 +214,7 @@ void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environm
         check_access(p, Access::Write, path, env).allowed)
     {
         g.path = a.path;
-        f = refuse("", fmt::format("{} is writable: the command wrote elsewhere, in a directory the output does "
-                                   "not name (--record-denials records the exact path)", path));
+        f = refuse("", fmt::format("{} is writable: the command wrote elsewhere (--record-denials records where)", path));
     }
     g.rule = f.rule;
     g.fix = f.text();

@@ -92,6 +92,71 @@ open("/etc/sbx-limited", "w")' >out.json
 is "limited: its own loopback still reached" "connected" "$(jq -r .stdout out.json)"
 is "... and the write recorded" "create /etc/sbx-limited python3" "$(denials out.json)"
 
+# --- the rule and the fix (report/fix.h), and the one summary line of text mode ----
+# sbx's lines on stderr (the command's own are left out).
+notes() { grep '^sbx: ' "$1"; }
+# A home outside the workspace, as a developer's is.
+h=$(scratch)
+mkdir -p "$h/.npm/_cacache/index-v5"
+HOME=$h "$SBX" run "${WW[@]}" -- sh -c 'mkdir -p "$HOME/.npm/_cacache/index-v5/04/5a"' 2>err.txt
+is "npm-like cache write: the summary names the top of ~/.npm, not the hash directory" \
+    "sbx: denied 1 operation; first: create $h/.npm/_cacache/index-v5/04 (not under a writable root; allow with -w $h/.npm)" \
+    "$(notes err.txt)"
+HOME=$h "$SBX" run -p workspace-write -- sh -c 'mkdir -p "$HOME/.npm/_cacache/index-v5/04/5a"' 2>err.txt
+is "... the heuristic (no recorder) gives the same fix, labelled a guess" \
+    "sbx: the sandbox likely denied this (read-only file system): write $h/.npm/_cacache/index-v5/04 (not under a writable root; allow with -w $h/.npm)" \
+    "$(notes err.txt)"
+HOME=$h "$SBX" run -p workspace-write -w "$h/.npm" -- sh -c 'mkdir -p "$HOME/.npm/_cacache/index-v5/04/5a"'
+ok "... and the fix works" test -d "$h/.npm/_cacache/index-v5/04/5a"
+
+HOME=$h "$SBX" run "${WW[@]}" --json -- sh -c 'mkdir -p "$HOME/.cache/pip/http"' >out.json
+is "without ~/.cache: -w ~/.cache (sbx run makes it), never -w \$HOME" \
+    "create $h/.cache|not under a writable root|-w $h/.cache" \
+    "$(jq -r '.denials[] | "\(.operation) \(.path)|\(.rule)|\(.fix)"' out.json)"
+HOME=$h "$SBX" run -p workspace-write -w "$h/.cache" -- sh -c 'mkdir -p "$HOME/.cache/pip/http"'
+ok "... and the fix works" test -d "$h/.cache/pip/http"
+rm -r "$h/.cache/pip"
+HOME=$h "$SBX" run "${WW[@]}" -- sh -c 'mkdir -p "$HOME/.cache/pip/http"' 2>err.txt
+is "with ~/.cache: -w ~/.cache/pip" \
+    "sbx: denied 1 operation; first: create $h/.cache/pip (not under a writable root; allow with -w $h/.cache/pip)" \
+    "$(notes err.txt)"
+HOME=$h "$SBX" run -p workspace-write -w "$h/.cache/pip" -- sh -c 'mkdir -p "$HOME/.cache/pip/http"'
+ok "... and the fix works" test -d "$h/.cache/pip/http"
+HOME=$h "$SBX" run "${WW[@]}" -- sh -c 'echo > "$HOME/.bashrc"' 2>err.txt
+is "a file in \$HOME itself: no flag suggested, said so" \
+    "sbx: denied 1 operation; first: create $h/.bashrc (not under a writable root; no flag suggested: that would make \$HOME writable)" \
+    "$(notes err.txt)"
+
+"$SBX" run "${WW[@]}" -- sh -c 'cd outside && touch f' 2>err.txt
+is "cd outside && touch f: the real path, and -w for it" \
+    "sbx: denied 1 operation; first: create /usr/f (not under a writable root; allow with -w /usr)" "$(notes err.txt)"
+"$SBX" run -p workspace-write -- sh -c 'cd outside && touch f' 2>err.txt
+is "... the heuristic never suggests -w for the workspace, already writable" \
+    "sbx: the sandbox likely denied this (read-only file system): write f (no flag suggested: $ws/f is writable: the command wrote elsewhere (--record-denials records where))" \
+    "$(notes err.txt)"
+
+"$SBX" run "${WW[@]}" --json -- mkdir .sbx/x >out.json
+is "a protected name's placeholder: its rule, and --unprotect" \
+    "protected name .sbx in $ws|--unprotect .sbx" "$(jq -r '.denials[] | "\(.rule)|\(.fix)"' out.json)"
+"$SBX" run -p workspace-write -- mkdir .sbx/x 2>err.txt
+is "... the heuristic says the same" \
+    "sbx: the sandbox likely denied this (read-only file system): write $ws/.sbx/x (protected name .sbx in $ws; allow with --unprotect .sbx)" \
+    "$(notes err.txt)"
+ok "... and nothing of the placeholders is left" placeholders_gone "$ws"
+
+"$SBX" run -p workspace-write --json -- cat /etc/shadow >out.json 2>err.txt
+is "cat /etc/shadow without the recorder: no sandbox note (a read the policy allows)" "" "$(notes err.txt)"
+is "... and sandbox_denied false" false "$(jq .sandbox_denied out.json)"
+"$SBX" run -p workspace-write -- cat /etc/shadow >/dev/null 2>err.txt
+is "... in text mode too" "" "$(notes err.txt)"
+
+for addr in 127.0.0.1:9 10.255.255.1:80; do
+    "$SBX" run "${WW[@]}" -- curl -sS --max-time 30 "http://$addr/" 2>err.txt
+    is "connect to $addr under restricted: the destination and -n full (never -n limited)" \
+        "sbx: denied 1 operation; first: connect $addr (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)" \
+        "$(notes err.txt)"
+done
+
 # --- bounds -----------------------------------------------------------------------
 /usr/bin/time -v -o time.txt "$SBX" run "${WW[@]}" --json -- \
     sh -c 'i=0; while [ $i -lt 10000 ]; do echo > /etc/sbx-denied-$i 2>/dev/null; i=$((i+1)); done; exit 1' >out.json
