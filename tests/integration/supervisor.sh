@@ -460,7 +460,7 @@ is "--dry-run for danger-full-access: the command itself" '["true"]' "$("$SBX" r
 rc=$?
 ok "read-only: the write fails ($rc)" test "$rc" -ne 0 -a ! -e "/etc/sbx-denied-$$"
 ok "read-only: the note names the denial and the flag" \
-    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to /etc use -p workspace-write -w /etc$" "$d/err"
+    grep -qxF "sbx: the sandbox likely denied this (read-only file system): write /etc/sbx-denied-$$ (read :root (read-only preset): nothing is writable but /dev/null; allow with -p workspace-write -w /etc)" "$d/err"
 out=$("$SBX" run -p read-only --json -- touch "/etc/sbx-denied-$$")
 is "--json: sandbox_denied" true "$(jq .sandbox_denied <<<"$out")"
 out=$("$SBX" run "${full[@]}" --json -- sh -c 'echo "Permission denied" >&2; exit 1')
@@ -476,11 +476,11 @@ mkdir "$repo/.git" "$repo/sub"
 (cd "$repo/sub" && "$SBX" run -p read-only -- sh -c 'echo x > new') 2>"$d/err"
 rc=$?
 ok "read-only, sh redirection: refused ($rc), nothing written" test "$rc" -eq 2 -a ! -e "$repo/sub/new"
-ok "read-only, sh redirection: the note names the directory" \
-    grep -q "^sbx: the sandbox likely denied this (read-only file system); to allow writes to $repo/sub use -p workspace-write -w $repo/sub$" "$d/err"
+ok "read-only, sh redirection: the note names the file (in the workspace: -p workspace-write)" \
+    grep -qxF "sbx: the sandbox likely denied this (read-only file system): write $repo/sub/new (read :root (read-only preset): nothing is writable but /dev/null; allow with -p workspace-write)" "$d/err"
 (cd "$repo/sub" && "$SBX" run -p workspace-write -w "$repo" -- sh -c 'echo x > ../.git/config') 2>"$d/err"
 ok "workspace-write, a protected .git: nothing written" test ! -e "$repo/.git/config"
 ok "workspace-write, a protected .git: the note says --unprotect .git" \
-    grep -q "^sbx: the sandbox likely denied this (read-only file system); $repo/.git/config is protected; --unprotect .git allows writes to it$" "$d/err"
+    grep -qxF "sbx: the sandbox likely denied this (read-only file system): write $repo/.git/config (protected name .git in $repo; allow with --unprotect .git)" "$d/err"
 
 done_testing
