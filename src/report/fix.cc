@@ -12,9 +12,9 @@ namespace {
 
 // The file operations the recorder names, and audit's write-class blockers.
 bool is_write(const std::string& op) {
-    for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer", "fs.ioctl"})
+    for (const char* w : {"fs.write", "fs.make", "fs.remove", "fs.truncate", "fs.refer"})
         if (op.find(w) != std::string::npos) return true;
-    for (const char* w : {"write", "create", "remove", "rename", "chmod", "chown", "utimes", "ioctl"})
+    for (const char* w : {"write", "create", "remove", "rename", "chmod", "chown", "utimes"})
         if (op == w) return true;
     return false;
 }
@@ -63,15 +63,16 @@ std::string protected_name_of(const CanonicalPolicy& p, const std::string& path)
 
 bool exists(const Environment& env, const std::string& path) { return env.realpath(path).has_value(); }
 
-// The directory to make writable for a write to `path` (absolute, resolved):
-// the top of a known tool directory under $HOME, else the directory holding
-// the path; raised until it exists or its parent does (`sbx run` makes only
-// the last component of a missing root).
 std::vector<std::string> components(std::string_view path) {
     std::vector<std::string> out;
     for_each_component(path, [&](std::string_view c) { out.emplace_back(c); });
     return out;
 }
+
+// The directory to make writable for a write to `path` (absolute, resolved):
+// the top of a known tool directory under $HOME, else the directory holding
+// the path; raised until it exists or its parent does (`sbx run` makes only
+// the last component of a missing root).
 
 std::string directory_for(const std::string& path, const Environment& env) {
     std::string dir = parent_path(path);
@@ -175,12 +176,17 @@ const std::vector<std::string>& tool_directories() {
 }
 
 Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
+    if (env.home && *env.home == "/") {  // HOME=/ (a daemon's): no home to keep out of the fix
+        Environment without = env;
+        without.home.reset();
+        return fix_for(p, d, without);
+    }
     if (is_network(d)) return network_fix(p, d);
     if (!d.target.empty())
         return refuse("scope: the command may not signal processes outside the sandbox",
                       "only -p danger-full-access (no sandbox) allows it");
-    if (d.path.empty())
-        return refuse(d.operation, "only -p danger-full-access (no sandbox) allows it");
+    if (d.path.empty() || d.operation.find("ioctl") != std::string::npos)  // audit's scope.*, fs.ioctl_dev
+        return refuse("", "only -p danger-full-access (no sandbox) allows it");
     const std::string path = join_path(env.cwd, d.path);
     if (is_write(d.operation)) return write_fix(p, path, env);
     return read_fix(p, d.operation.find("execute") != std::string::npos ? Access::Exec : Access::Read, path, env);

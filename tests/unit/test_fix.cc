@@ -96,6 +96,9 @@ TEST_CASE("fix: never $HOME, /, ~/.ssh or a directory already writable") {
     // An unknown directory under $HOME, or elsewhere: the directory holding the path.
     CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env).flags == "-w /opt/data/sub");
     CHECK(fix_for(p, op("remove", "/etc/hostname"), env).flags == "-w /etc");
+    // HOME=/ is no home: the fix is then the directory, as without $HOME.
+    CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env_of(fs, "/")).flags == "-w /opt/data/sub");
+    CHECK(fix_for(p, op("create", "/x"), env_of(fs, "/")).text() == "no flag suggested: that would make / writable");
     // What the policy allows was not the sandbox's.
     CHECK(fix_for(p, op("write", "/w/src/a.c"), env).text() ==
           "no flag suggested: the policy allows writes to /w/src/a.c; the refusal was not the sandbox's");
@@ -177,6 +180,8 @@ TEST_CASE("fix: network: the destination's rule and -n full, never -n limited") 
     s.operation = "scope.signal";
     s.target = "pid 1 (init)";
     CHECK(fix_for(p, s, env).text() == "no flag suggested: only -p danger-full-access (no sandbox) allows it");
+    CHECK(fix_for(p, op("fs.ioctl_dev", "/dev/tty"), env).text() ==
+          "no flag suggested: only -p danger-full-access (no sandbox) allows it");
 }
 
 TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's guess") {
