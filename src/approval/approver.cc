@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/path.h"
+#include "util/shell_word.h"
 
 namespace sbx::approval {
 namespace {
@@ -41,18 +42,6 @@ std::string_view trim(std::string_view s) {
 void set_nonblocking(int fd) {
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-std::string quote_word(const std::string& w) {
-    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789_./:=+,@%^-") == std::string::npos)
-        return w;
-    std::string out = "'";
-    for (char c : w) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
 }
 
 }  // namespace
@@ -202,7 +191,7 @@ ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
         return ApproverAnswer{ReviewDecision::Denied, "default-deny",
                               "no --approver and no terminal to ask on"};
     std::string command;
-    for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + quote_word(w);
+    for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + shell_word(w);
     const std::string header = fmt::format(
         "sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n", to_string(prompt.kind),
         prompt.reason, command, prompt.cwd);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "policy/check.h"
+#include "util/shell_word.h"
 
 namespace sbx {
 
@@ -34,16 +35,6 @@ std::string rule_name(std::string rule) {
             break;
         }
     return rule;
-}
-
-// A word the shell takes as it is.
-std::string shell_word(const std::string& w) {
-    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789_./:=+,@%-") == std::string::npos)
-        return w;
-    std::string out = "'";
-    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
 }
 
 Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), "", std::move(why)}; }
