@@ -36,8 +36,8 @@ void drop_capabilities() {
     const bool have_setpcap = (get_caps().effective >> CAP_SETPCAP) & 1;
     if (have_setpcap) {
         // uid 0 gets no capabilities back on execve, and nothing can change that.
-        const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-                                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+        const unsigned long bits =
+            SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
         if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) fail_errno(kStep, "PR_SET_SECUREBITS");
         for (unsigned long cap = 0; cap < 64; ++cap) {
             if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {

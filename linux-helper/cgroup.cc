@@ -28,8 +28,7 @@ constexpr const char* kFix =
     "(cgroup v2 with +pids in cgroup.subtree_control, or v1's pids hierarchy)";
 
 [[noreturn]] void refuse(const std::string& why) {
-    fail(kStep, "--limit-procs cannot be enforced for root (the kernel exempts uid 0 from RLIMIT_NPROC): " + why,
-         kFix);
+    fail(kStep, "--limit-procs cannot be enforced for root (the kernel exempts uid 0 from RLIMIT_NPROC): " + why, kFix);
 }
 
 // Whether word is one of the items of a list separated by commas or white space.

@@ -28,7 +28,7 @@ struct Inherited {
     struct stat st {};
     std::string path;  // as /proc/self/fd names it
     int flags = 0;
-    int shares = -1;   // an earlier descriptor of the same description
+    int shares = -1;  // an earlier descriptor of the same description
 };
 
 std::string link_of(int fd) {
@@ -46,7 +46,8 @@ bool same_description(int a, int b) {
     const long same = ::syscall(SYS_kcmp, self, self, KCMP_FILE, a, b);
     if (same >= 0) return same == 0;
     // Without kcmp: the same file, status flags and offset.
-    struct stat x {}, y {};
+    struct stat x {
+    }, y{};
     return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino &&
            ::fcntl(a, F_GETFL) == ::fcntl(b, F_GETFL) && ::lseek(a, 0, SEEK_CUR) == ::lseek(b, 0, SEEK_CUR);
 }

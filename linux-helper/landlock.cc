@@ -11,9 +11,9 @@
 #include <string>
 
 #include "fd.h"
-#include "util/landlock_abi.h"
 #include "mounts.h"
 #include "util.h"
+#include "util/landlock_abi.h"
 
 namespace sbx::helper {
 namespace {
@@ -55,7 +55,8 @@ void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights, b
     if (!fd.valid()) {
         if (errno == ENOENT) return;  // nothing to grant on a path that is not there
         if (errno == ELOOP && exact)
-            fail(kStep, "the writable root " + path + " is reached through a symlink now (it changed after it was resolved)",
+            fail(kStep,
+                 "the writable root " + path + " is reached through a symlink now (it changed after it was resolved)",
                  "retry the command");
         fail_errno(kStep, "open " + path);
     }
@@ -74,19 +75,25 @@ void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights, b
 void refuse_landlock_alone(const CanonicalPolicy& policy) {
     const std::string fix = "enable unprivileged user namespaces, or drop the entry";
     if (!policy.reads_root())
-        fail(kStep, "without a mount namespace a policy that does not read / cannot be enforced (Landlock alone cannot hide the rest)",
+        fail(kStep,
+             "without a mount namespace a policy that does not read / cannot be enforced (Landlock alone cannot hide "
+             "the rest)",
              "enable unprivileged user namespaces, or add a ':root' read entry");
     // sbx's own deny of the app-server's socket directory is listed as not
     // enforced, with the protected names, by the caller's note.
     const std::string daemon = "/tmp/codex-daemon-" + std::to_string(::geteuid());
     for (const auto& path : policy.denied)
         if (path != daemon)
-            fail(kStep, "without a mount namespace the denied path " + path + " cannot be hidden (Landlock alone cannot deny below a readable directory)", fix);
+            fail(kStep,
+                 "without a mount namespace the denied path " + path +
+                     " cannot be hidden (Landlock alone cannot deny below a readable directory)",
+                 fix);
     for (const auto& path : policy.readable)
         for (const auto& root : policy.writable)
             if (path == root.path || path_below(path, root.path))
-                fail(kStep, "without a mount namespace the read-only path " + path + " inside the writable root " + root.path +
-                                " cannot be enforced (Landlock alone cannot take writes away below a writable directory)",
+                fail(kStep,
+                     "without a mount namespace the read-only path " + path + " inside the writable root " + root.path +
+                         " cannot be enforced (Landlock alone cannot take writes away below a writable directory)",
                      fix);
 }
 
@@ -99,7 +106,8 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
     }
     if (filesystem && !with_mount_layer) refuse_landlock_alone(policy);
     if (filesystem && !with_mount_layer && abi < 3)
-        fail(kStep, "Landlock ABI " + std::to_string(abi) + " cannot deny truncation and there is no read-only mount view",
+        fail(kStep,
+             "Landlock ABI " + std::to_string(abi) + " cannot deny truncation and there is no read-only mount view",
              "use a kernel with Landlock ABI 3 (Linux 6.2) or enable user namespaces");
 
     RulesetAttr attr;

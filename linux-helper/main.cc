@@ -30,13 +30,13 @@
 #include "landlock.h"
 #include "mounts.h"
 #include "namespaces.h"
+#include "network.h"
 #include "policy/policy.h"
 #include "process.h"
-#include "rlimits.h"
-#include "util.h"
-#include "network.h"
 #include "recorder.h"
+#include "rlimits.h"
 #include "seccomp.h"
+#include "util.h"
 
 namespace sbx::helper {
 namespace {
@@ -82,7 +82,7 @@ struct Args {
     bool no_proc = false;
     std::optional<int> status_fd;  // --status-fd
     bool record_denials = false;   // --record-denials (recorder.h)
-    char** command = nullptr;  // argv-style, null-terminated
+    char** command = nullptr;      // argv-style, null-terminated
 };
 
 std::string absolute(std::string path) {
@@ -107,8 +107,18 @@ int descriptor(const std::string& text) {
 
 // The options of CODEX-HELPER.md section 2, and what each does here.
 enum class Opt {
-    PolicyCwd, CommandCwd, PermissionProfile, SandboxPolicy, ManagedNetwork, LegacyLandlock, NoProc,
-    InheritPid, StatusFd, RecordDenials, Help, InnerStage,
+    PolicyCwd,
+    CommandCwd,
+    PermissionProfile,
+    SandboxPolicy,
+    ManagedNetwork,
+    LegacyLandlock,
+    NoProc,
+    InheritPid,
+    StatusFd,
+    RecordDenials,
+    Help,
+    InnerStage,
 };
 struct OptionSpec {
     std::string_view name;
@@ -168,8 +178,8 @@ Args parse_args(int argc, char** argv) {
             if (i + 1 >= argc) usage_error(std::string(name) + " needs a value");
             value = std::string(argv[++i]);
         }
-        if (std::find(seen.begin(), seen.end(), spec->name) != seen.end() ||
-            (spec->opt == Opt::PolicyCwd && cwd) || (spec->opt == Opt::SandboxPolicy && args.policy_json))
+        if (std::find(seen.begin(), seen.end(), spec->name) != seen.end() || (spec->opt == Opt::PolicyCwd && cwd) ||
+            (spec->opt == Opt::SandboxPolicy && args.policy_json))
             usage_error(std::string(name) + " given more than once");
         seen.push_back(spec->name);
         switch (spec->opt) {
@@ -184,9 +194,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::InheritPid: break;
             case Opt::StatusFd: args.status_fd = descriptor(*value); break;
             case Opt::RecordDenials: args.record_denials = true; break;
-            case Opt::Help:
-                write_all(STDOUT_FILENO, kHelp);
-                std::exit(0);
+            case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
             case Opt::ManagedNetwork:
                 fail("arguments",
                      "--managed-network: the proxy-only network of Codex's network proxy is not supported yet, "
@@ -211,8 +219,8 @@ Args parse_args(int argc, char** argv) {
 // in a mount namespace of the sandbox's): /proc becomes an empty read-only
 // directory first, once stdin, stdout and stderr have been opened again (which
 // reads /proc/self/fd, still the host's /proc then).
-Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer,
-                        bool hide = false, bool record = false) {
+Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer, bool hide = false,
+                        bool record = false) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
     if (hide) {
         // Without effective capabilities, as the command would open them.
@@ -235,8 +243,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     // directory, as before.
     env.cwd = absolute(args.policy_cwd);
     if (args.profile_json)
-        return resolve(input_from_permission_profile(*args.profile_json, args.policy_cwd, "--permission-profile"),
-                       env);
+        return resolve(input_from_permission_profile(*args.profile_json, args.policy_cwd, "--permission-profile"), env);
     return parse_policy_text(*args.policy_json, "--sandbox-policy", env);
 }
 
@@ -244,8 +251,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     // Nothing the helper inherited beyond stdin, stdout and stderr reaches the
     // command: an open socket of the host's network namespace, say, would
     // carry the host's network past every layer below.
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
-        fail_errno("fds", "close_range", "run on Linux 5.11 or later");
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) fail_errno("fds", "close_range", "run on Linux 5.11 or later");
     const Args args = parse_args(argc, argv);
     if (args.status_fd) status.use_fd(*args.status_fd);
     Command command{args.command, status};
@@ -255,7 +261,8 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
 
     if (policy.mode == Mode::DangerFullAccess) {
         // Nothing to apply: the policy asks for no sandbox (sbx execs these itself).
-        if (::chdir(command_cwd.c_str()) != 0) fail_errno("cwd", "chdir " + command_cwd, "pass an existing --command-cwd");
+        if (::chdir(command_cwd.c_str()) != 0)
+            fail_errno("cwd", "chdir " + command_cwd, "pass an existing --command-cwd");
         exec_command(command);
     }
 
@@ -299,10 +306,9 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
-        const std::optional<int> ended =
-            run_under_pid1({.mount = true, .pid = true, .net = limited || (record && policy.network == Network::Restricted)},
-                           setup, prepare, abandoned, relays,
-                           command);
+        const std::optional<int> ended = run_under_pid1(
+            {.mount = true, .pid = true, .net = limited || (record && policy.network == Network::Restricted)}, setup,
+            prepare, abandoned, relays, command);
         if (ended) {
             protect.reset();  // remove the placeholders before ending
             pids.reset();
@@ -333,7 +339,8 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
 
     // No pid 1 of our own: the layers go on this process, which becomes the command.
     Fd listener = apply_process_layers(policy, command_cwd, false);
-    if (listener.valid()) fail("seccomp", "a user-notification filter needs pid 1 to serve it", "use --network restricted");
+    if (listener.valid())
+        fail("seccomp", "a user-notification filter needs pid 1 to serve it", "use --network restricted");
     exec_command(command);
 }
 

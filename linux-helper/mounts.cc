@@ -31,7 +31,6 @@ namespace {
 
 constexpr const char* kStep = "mounts";
 
-
 Identity identity_of(const Fd& fd, const std::string& path) {
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) fail_errno(kStep, "fstat " + path);
@@ -53,9 +52,9 @@ Fd reopen(const std::string& path, Identity expected, int flags) {
 // A detached clone of what name names in dir (dir itself for ""), without
 // following a last symlink.
 Fd clone_at(const Fd& dir, const std::string& name, const std::string& path, unsigned flags) {
-    Fd fd(::open_tree(dir.get(), name.c_str(),
-                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags |
-                          (name.empty() ? AT_EMPTY_PATH : 0U)));
+    Fd fd(::open_tree(
+        dir.get(), name.c_str(),
+        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags | (name.empty() ? AT_EMPTY_PATH : 0U)));
     if (!fd.valid()) fail_errno(kStep, "open_tree " + path, "check that the path is reachable");
     return fd;
 }
@@ -84,14 +83,12 @@ void bind_readonly_at(const Fd& dir, const std::string& name, const std::string&
 
 // A mount of what name names in dir (dir itself for "") on itself, as
 // writable as it was: a mount point cannot be removed, renamed or replaced.
-void pin_at(const Fd& dir, const std::string& name, unsigned flags, const std::string& what,
-            const std::string& fix) {
-    Fd tree(::open_tree(dir.get(), name.c_str(),
-                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags |
-                            (name.empty() ? AT_EMPTY_PATH : 0U)));
-    if (!tree.valid() ||
-        ::move_mount(tree.get(), "", dir.get(), name.c_str(),
-                     MOVE_MOUNT_F_EMPTY_PATH | (name.empty() ? MOVE_MOUNT_T_EMPTY_PATH : 0U)) != 0)
+void pin_at(const Fd& dir, const std::string& name, unsigned flags, const std::string& what, const std::string& fix) {
+    Fd tree(::open_tree(
+        dir.get(), name.c_str(),
+        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags | (name.empty() ? AT_EMPTY_PATH : 0U)));
+    if (!tree.valid() || ::move_mount(tree.get(), "", dir.get(), name.c_str(),
+                                      MOVE_MOUNT_F_EMPTY_PATH | (name.empty() ? MOVE_MOUNT_T_EMPTY_PATH : 0U)) != 0)
         fail_errno(kStep, "cannot pin " + what, fix);
 }
 
@@ -234,8 +231,7 @@ std::string gitdir_of(const std::string& path) {
 void pin_directory(const std::string& path) {
     Fd dir = open_exact(path, O_PATH | O_DIRECTORY);
     if (!dir.valid()) changed(path);
-    pin_at(dir, "", AT_RECURSIVE,
-           path + ", which lies between a writable root and a nested root or protected path",
+    pin_at(dir, "", AT_RECURSIVE, path + ", which lies between a writable root and a nested root or protected path",
            "retry the command, or use a workspace outside the other writable roots");
 }
 
@@ -277,12 +273,14 @@ bool could_create(const Fd& dir, int err) {
 
 [[noreturn]] void fail_missing_placeholder(const std::string& path, int err) {
     const std::string parent = parent_path(path), name = base_name(path);
-    const std::string reason = "the protected path " + path + " is missing and cannot be held read-only: its placeholder cannot be made (" +
+    const std::string reason = "the protected path " + path +
+                               " is missing and cannot be held read-only: its placeholder cannot be made (" +
                                std::strerror(err) + ")";
     if (err == EACCES)
         fail(kStep, reason + ", and the command, which owns " + parent + ", could make it writable and create " + name,
              "make the directory writable (chmod u+w " + parent + "), or --unprotect " + name);
-    fail(kStep, reason + ", so the command could create it", "--unprotect " + name + ", or use a workspace where directories can be made");
+    fail(kStep, reason + ", so the command could create it",
+         "--unprotect " + name + ", or use a workspace where directories can be made");
 }
 
 }  // namespace
@@ -408,12 +406,15 @@ void for_each_parallel(std::size_t count, const Fn& fn) {
 ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
     for (const auto& path : policy.denied) {
         if (path == "/")
-            fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
+            fail(kStep, "a deny entry for / would hide the whole filesystem",
+                 "deny the paths below / that must be hidden");
         // pid 1 mounts a fresh /proc (and /dev/mqueue) over the view.
         for (const char* fresh : {"/proc", "/dev/mqueue"})
             if (path == fresh || path_below(path, fresh))
-                fail(kStep, "the denied path " + path + " cannot be hidden: the sandbox mounts its own " + fresh + " there",
-                     "drop the entry (the sandbox's " + std::string(fresh) + " shows only its own processes and queues)");
+                fail(kStep,
+                     "the denied path " + path + " cannot be hidden: the sandbox mounts its own " + fresh + " there",
+                     "drop the entry (the sandbox's " + std::string(fresh) +
+                         " shows only its own processes and queues)");
     }
     // "/" writable in a sandboxed filesystem: only as Codex's `:root` write
     // narrowed by other entries; "/" named as a writable root (-w /,
@@ -441,8 +442,7 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
     // What must hold still inside the writable roots, parents first.
     std::vector<std::pair<std::string, bool>> targets;  // path, denied
     for (const auto& root : policy.writable) {
-        if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; }))
-            continue;
+        if (std::none_of(roots_.begin(), roots_.end(), [&](const Root& r) { return r.path == root.path; })) continue;
         for (const auto& path : root.protected_paths) targets.emplace_back(path, false);
     }
     for (const auto& path : policy.denied) targets.emplace_back(path, true);
@@ -453,8 +453,8 @@ ProtectedPaths::ProtectedPaths(const CanonicalPolicy& policy) {
         for (const auto& target : targets) {
             // (not a structured binding: clang 14, the fuzz build's compiler, cannot capture one)
             const std::string& path = target.first;
-            const bool inside = std::any_of(roots_.begin(), roots_.end(),
-                                            [&](const Root& r) { return path_below(path, r.path); });
+            const bool inside =
+                std::any_of(roots_.begin(), roots_.end(), [&](const Root& r) { return path_below(path, r.path); });
             if (!inside) continue;  // read-only already, and nothing can be created there
             add(path, target.second);
         }
@@ -487,8 +487,7 @@ void ProtectedPaths::remove_placeholders(bool pinned) const {
 }
 
 void make_mounts_private() {
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-        fail_errno(kStep, "making mounts private");
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) fail_errno(kStep, "making mounts private");
 }
 
 namespace {
@@ -498,9 +497,9 @@ namespace {
 // read-only.
 class Covers {
 public:
-    static constexpr const char* kEmpty = "empty";          // directory, 0555
-    static constexpr const char* kDenyDir = "deny";         // directory, 0000
-    static constexpr const char* kDenyFile = "deny-file";   // file, 0000
+    static constexpr const char* kEmpty = "empty";         // directory, 0555
+    static constexpr const char* kDenyDir = "deny";        // directory, 0000
+    static constexpr const char* kDenyFile = "deny-file";  // file, 0000
     // For each denied directory with writable holes: the holes' paths
     // relative to it, and whether each is a directory.
     using Skeleton = std::vector<std::pair<std::string, bool>>;
@@ -537,7 +536,8 @@ public:
             }
             // Traverse-only, deepest first (made 0700 to be filled).
             for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
-                if (::fchmodat(mount_.get(), it->c_str(), 0111, 0) != 0) fail_errno(kStep, "chmod in the covers' tmpfs");
+                if (::fchmodat(mount_.get(), it->c_str(), 0111, 0) != 0)
+                    fail_errno(kStep, "chmod in the covers' tmpfs");
         }
         set_readonly(mount_.get(), "", AT_EMPTY_PATH);
         // Cloned from where it is attached: kernels before 6.15 clone no
@@ -580,7 +580,8 @@ void cover_at(const Covers& covers, const std::string& cover, const Fd& dir, con
 }
 
 [[noreturn]] void refuse_symlink_on_way(const std::string& path) {
-    fail(kStep, "cannot enforce the denied path " + path + ": a symlink is on its way now (it changed after it was resolved)",
+    fail(kStep,
+         "cannot enforce the denied path " + path + ": a symlink is on its way now (it changed after it was resolved)",
          "name the path without the symlink, or remove the symlink");
 }
 
@@ -600,8 +601,8 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
 
     // "/" writable (root:write narrowed by other entries): the view stays
     // writable, with its carve-outs, covers and protected names.
-    const bool root_writable =
-        std::any_of(policy.writable.begin(), policy.writable.end(), [](const WritableRoot& r) { return r.path == "/"; });
+    const bool root_writable = std::any_of(policy.writable.begin(), policy.writable.end(),
+                                           [](const WritableRoot& r) { return r.path == "/"; });
     // The writable roots that exist, parents before children, each cloned
     // from what the host opened (checked again) while it is still writable.
     std::vector<ProtectedPaths::Root> found = protect.roots();
@@ -695,10 +696,12 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     std::vector<Covers::Skeleton> skeletons;
     for (const auto& path : denied) {
         if (path == "/")
-            fail(kStep, "a deny entry for / would hide the whole filesystem", "deny the paths below / that must be hidden");
+            fail(kStep, "a deny entry for / would hide the whole filesystem",
+                 "deny the paths below / that must be hidden");
         const bool hidden = std::any_of(plans.begin(), plans.end(), [&](const DenyPlan& p) {
             return (path == p.path || path_below(path, p.path)) &&
-                   std::none_of(p.holes.begin(), p.holes.end(), [&](std::size_t h) { return path_below(path, roots[h]); });
+                   std::none_of(p.holes.begin(), p.holes.end(),
+                                [&](std::size_t h) { return path_below(path, roots[h]); });
         });
         const bool placeholder = std::any_of(protect.entries().begin(), protect.entries().end(), [&](const auto& e) {
             return e.placeholder && (e.path == path || path_below(path, e.path));
@@ -718,7 +721,8 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
             // The outermost writable roots below it (inner ones come with their clones).
             for (std::size_t i = 0; i < roots.size(); ++i) {
                 if (!path_below(roots[i], path)) continue;
-                if (std::any_of(plan.holes.begin(), plan.holes.end(), [&](std::size_t h) { return path_below(roots[i], roots[h]); }))
+                if (std::any_of(plan.holes.begin(), plan.holes.end(),
+                                [&](std::size_t h) { return path_below(roots[i], roots[h]); }))
                     continue;
                 plan.holes.push_back(i);
             }
@@ -756,12 +760,14 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         const std::string name = base_name(entry.path);
         if (entry.legacy) {
             if (!is_legacy_placeholder(dir, name))
-                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up", "retry the command");
+                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up",
+                     "retry the command");
             pin_symlink(dir, name, entry.path);
         } else if (entry.placeholder) {
             struct stat st {};
             if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_our_placeholder(st))
-                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up", "retry the command");
+                fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up",
+                     "retry the command");
             const bool deny = std::find(denied.begin(), denied.end(), entry.path) != denied.end();
             cover_at(*covers, deny ? Covers::kDenyDir : Covers::kEmpty, dir, name, entry.path);
         } else {
@@ -799,8 +805,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
 void mount_namespace_filesystems(bool read_only, bool fresh_proc) {
     const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | (read_only ? MS_RDONLY : 0);
     if (fresh_proc && ::mount("proc", "/proc", "proc", flags, nullptr) != 0)
-        fail_errno(kStep, "mounting /proc for the new pid namespace",
-                   "a fully visible /proc must exist on the host");
+        fail_errno(kStep, "mounting /proc for the new pid namespace", "a fully visible /proc must exist on the host");
     // The host's queues are not those of the new IPC namespace: where the host
     // shows its own at /dev/mqueue, the sandbox sees its own there instead.
     struct stat st {};

@@ -2,9 +2,9 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <sys/mount.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,8 +34,8 @@ bool userns_unavailable(int err) {
 
 pid_t clone_with(int flags) {
     // A fork into new namespaces (no stack: the child continues here).
-    return static_cast<pid_t>(::syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr,
-                                        nullptr, nullptr, nullptr));
+    return static_cast<pid_t>(
+        ::syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
 }
 
 }  // namespace

@@ -18,9 +18,9 @@ struct NamespaceRequest {
 };
 
 struct Fork {
-    pid_t pid = -1;         // 0 in the child
-    bool entered = false;   // false: user namespaces are unavailable (no child)
-    bool user = false;      // the child is in a new user namespace
+    pid_t pid = -1;        // 0 in the child
+    bool entered = false;  // false: user namespaces are unavailable (no child)
+    bool user = false;     // the child is in a new user namespace
 };
 
 // Forks a child into new namespaces; when the caller is not root (or root

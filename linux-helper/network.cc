@@ -1,5 +1,6 @@
 #include "network.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/netlink.h>
@@ -10,7 +11,6 @@
 #include <linux/unix_diag.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -131,8 +131,7 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
     return std::string(un.sun_path, ::strnlen(un.sun_path, length - path_offset));
 }
 
-UnixMediator::UnixMediator(int listener, std::size_t response_size)
-    : listener_(listener), resp_size_(response_size) {
+UnixMediator::UnixMediator(int listener, std::size_t response_size) : listener_(listener), resp_size_(response_size) {
     // Paths are resolved in the command's root and cwd through
     // /proc/PID/{root,cwd}, which needs a /proc of this pid namespace.
     char self[32] = {};
@@ -175,7 +174,8 @@ enum class Wait { Nothing, Room, Handshake };
 bool handshake_done(const UnixMediator::Connect& c, int timeout_ms, int& error) {
     pollfd p{c.socket.get(), POLLOUT, 0};
     int n;
-    while ((n = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {}
+    while ((n = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+    }
     if (n == 0) return false;
     socklen_t size = sizeof error;
     if (n < 0 || ::getsockopt(c.socket.get(), SOL_SOCKET, SO_ERROR, &error, &size) != 0) error = errno;
@@ -307,7 +307,7 @@ int UnixMediator::prepare_path(const seccomp_notif& request, const std::string& 
     if (!target.valid()) return errno;
     struct stat st {};
     if (::fstat(target.get(), &st) != 0) return errno;
-    if (!S_ISSOCK(st.st_mode)) return ECONNREFUSED;  // what connect(2) says for a non-socket
+    if (!S_ISSOCK(st.st_mode)) return ECONNREFUSED;                // what connect(2) says for a non-socket
     if (!bound_in_this_netns(st.st_dev, st.st_ino)) return EPERM;  // the host's socket
     c.via = std::move(target);
     return 0;

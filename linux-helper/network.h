@@ -12,8 +12,8 @@
 
 #include <sys/types.h>
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,8 +37,7 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
 // flags SECCOMP_USER_NOTIF_FLAG_CONTINUE, the syscall runs as asked.  False,
 // with errno, when the answer could not be given; ENOENT means the caller
 // went away.  response_size: SECCOMP_GET_NOTIF_SIZES's.
-bool answer_notification(int listener, std::size_t response_size, std::uint64_t id, int error,
-                         std::uint32_t flags = 0);
+bool answer_notification(int listener, std::size_t response_size, std::uint64_t id, int error, std::uint32_t flags = 0);
 
 // Serves the seccomp user notifications of the command's connect() calls.
 // Must live in the sandbox's network namespace (pid 1 of the sandbox): a

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "namespaces.h"
-#include "util.h"
 #include "recorder.h"
+#include "util.h"
 #include "util/clone_stack.h"
 
 namespace sbx::helper {
@@ -132,8 +132,8 @@ private:
 
 // What pid 1 starts from (read-only to it), as run_under_pid1 was given it.
 struct Pid1Start {
-    bool user;                 // in a user namespace of its own: setup maps the ids first
-    int status_pipe;           // the write end of the reports to the helper
+    bool user;        // in a user namespace of its own: setup maps the ids first
+    int status_pipe;  // the write end of the reports to the helper
     const sigset_t& original_mask;
     Terminal terminal;
     const std::function<void(bool)>& setup;
@@ -185,8 +185,8 @@ Fd receive_fd(int socket) {
 // What the command process starts from (read-only to it).
 struct CommandStart {
     const Pid1Start* pid1;
-    int handoff;      // pid 1's end of the socketpair: closed in the command
-    int command_end;  // the command's end, for the seccomp listener
+    int handoff;        // pid 1's end of the socketpair: closed in the command
+    int command_end;    // the command's end, for the seccomp listener
     CloneStack* stack;  // ASan's view of the command's stack (empty without ASan)
 };
 
@@ -237,9 +237,8 @@ pid_t start_command(const Pid1Start& s, int handoff, int command_end) {
     CloneStack clone_stack(stack, kStack);
     const CommandStart start{&s, handoff, command_end, &clone_stack};
     clone_stack.before_clone();
-    const pid_t command =
-        ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                const_cast<CommandStart*>(&start));
+    const pid_t command = ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                                  const_cast<CommandStart*>(&start));
     const int saved = errno;
     clone_stack.after_clone();
     ::munmap(stack, kStack);  // the command has exec'd or exited
@@ -306,8 +305,7 @@ void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command
     std::optional<NotificationServer> mediator;
     for (;;) {
         // The status pipe for POLLERR only: the helper is gone.
-        pollfd fds[4] = {{signals.fd(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0},
-                         {s.status_pipe, 0, 0}};
+        pollfd fds[4] = {{signals.fd(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0}, {s.status_pipe, 0, 0}};
         if (mediator) fds[2].fd = mediator->fd();
         if (::poll(fds, 4, -1) < 0) {
             if (errno == EINTR) continue;

@@ -153,33 +153,41 @@ FileCall file_call(const seccomp_data& d) {
     // O_TMPFILE's own bit (the C library's O_TMPFILE includes O_DIRECTORY):
     // its path is the directory, written to, not a name made in it.
     constexpr std::uint64_t kTmpfileBit = 020000000;
-    const auto flags_op = [](std::uint64_t flags) { return (flags & O_CREAT) && !(flags & kTmpfileBit) ? "create" : "write"; };
+    const auto flags_op = [](std::uint64_t flags) {
+        return (flags & O_CREAT) && !(flags & kTmpfileBit) ? "create" : "write";
+    };
     const auto creates = [](std::uint64_t flags) { return (flags & (O_CREAT | kTmpfileBit)) != 0; };
     const auto reuses = [](std::uint64_t flags) { return !(flags & O_EXCL); };
     switch (d.nr) {
-    case SYS_open: return {{{flags_op(d.args[1]), 0, -1, reuses(d.args[1])}}, creates(d.args[1]) ? 2 : -1};
-    case SYS_openat: return {{{flags_op(d.args[2]), 1, 0, reuses(d.args[2])}}, creates(d.args[2]) ? 3 : -1};
-    case SYS_creat: return {{{"create", 0, -1, true}}, 1};
-    case SYS_mkdir: return {{{"create", 0, -1}}};
-    case SYS_mkdirat: return {{{"create", 1, 0}}};
-    case SYS_mknod: return {{{"create", 0, -1}}, 1};
-    case SYS_mknodat: return {{{"create", 1, 0}}, 2};
-    case SYS_unlink: case SYS_rmdir: return {{{"remove", 0, -1}}};
-    case SYS_unlinkat: return {{{"remove", 1, 0}}};
-    case SYS_rename: return {{{"rename", 0, -1}, {"rename", 1, -1}}};
-    case SYS_renameat: case SYS_renameat2: return {{{"rename", 1, 0}, {"rename", 3, 2}}};
-    case SYS_link: return {{{"create", 1, -1}}};
-    case SYS_linkat: return {{{"create", 3, 2}}};
-    case SYS_symlink: return {{{"create", 1, -1}}};
-    case SYS_symlinkat: return {{{"create", 2, 1}}};
-    case SYS_chmod: return {{{"chmod", 0, -1}}, 1};
-    case SYS_fchmodat: case 452: return {{{"chmod", 1, 0}}, 2};
-    case SYS_chown: case SYS_lchown: return {{{"chown", 0, -1}}};
-    case SYS_fchownat: return {{{"chown", 1, 0}}};
-    case SYS_truncate: return {{{"write", 0, -1}}};
-    case SYS_utime: case SYS_utimes: return {{{"utimes", 0, -1}}};
-    case SYS_futimesat: case SYS_utimensat: return {{{"utimes", 1, 0}}};
-    default: return {};
+        case SYS_open: return {{{flags_op(d.args[1]), 0, -1, reuses(d.args[1])}}, creates(d.args[1]) ? 2 : -1};
+        case SYS_openat: return {{{flags_op(d.args[2]), 1, 0, reuses(d.args[2])}}, creates(d.args[2]) ? 3 : -1};
+        case SYS_creat: return {{{"create", 0, -1, true}}, 1};
+        case SYS_mkdir: return {{{"create", 0, -1}}};
+        case SYS_mkdirat: return {{{"create", 1, 0}}};
+        case SYS_mknod: return {{{"create", 0, -1}}, 1};
+        case SYS_mknodat: return {{{"create", 1, 0}}, 2};
+        case SYS_unlink:
+        case SYS_rmdir: return {{{"remove", 0, -1}}};
+        case SYS_unlinkat: return {{{"remove", 1, 0}}};
+        case SYS_rename: return {{{"rename", 0, -1}, {"rename", 1, -1}}};
+        case SYS_renameat:
+        case SYS_renameat2: return {{{"rename", 1, 0}, {"rename", 3, 2}}};
+        case SYS_link: return {{{"create", 1, -1}}};
+        case SYS_linkat: return {{{"create", 3, 2}}};
+        case SYS_symlink: return {{{"create", 1, -1}}};
+        case SYS_symlinkat: return {{{"create", 2, 1}}};
+        case SYS_chmod: return {{{"chmod", 0, -1}}, 1};
+        case SYS_fchmodat:
+        case 452: return {{{"chmod", 1, 0}}, 2};
+        case SYS_chown:
+        case SYS_lchown: return {{{"chown", 0, -1}}};
+        case SYS_fchownat: return {{{"chown", 1, 0}}};
+        case SYS_truncate: return {{{"write", 0, -1}}};
+        case SYS_utime:
+        case SYS_utimes: return {{{"utimes", 0, -1}}};
+        case SYS_futimesat:
+        case SYS_utimensat: return {{{"utimes", 1, 0}}};
+        default: return {};
     }
 }
 

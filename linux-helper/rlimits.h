@@ -21,8 +21,6 @@ void apply_rlimits(const Limits&);
 void limit_processes_in_user_namespace(std::uint64_t processes);
 
 // The count that lets the command have `processes`: pid 1 is one more.
-inline std::uint64_t with_pid1(std::uint64_t processes) {
-    return processes == UINT64_MAX ? processes : processes + 1;
-}
+inline std::uint64_t with_pid1(std::uint64_t processes) { return processes == UINT64_MAX ? processes : processes + 1; }
 
 }  // namespace sbx::helper

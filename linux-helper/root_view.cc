@@ -52,8 +52,9 @@ private:
 
 [[noreturn]] void changed(const std::string& path) {
     fail(kStep,
-         path + " is not what it was when the policy was resolved (renamed, or a symlink on its way, "
-                "while the sandbox was set up)",
+         path +
+             " is not what it was when the policy was resolved (renamed, or a symlink on its way, "
+             "while the sandbox was set up)",
          "retry the command; make sure no other process renames it or its parent directories");
 }
 
@@ -67,9 +68,9 @@ Identity identity_of(const Fd& fd, const std::string& path, struct stat* out = n
 // One thing the new root holds, at its own path.
 struct Item {
     enum class Kind {
-        Clone,   // a detached clone of the host's path (tree), at the same path
-        Link,    // a symlink as the host has it (target)
-        Tmpfs,   // a fresh, empty, writable tmpfs (/dev/shm)
+        Clone,  // a detached clone of the host's path (tree), at the same path
+        Link,   // a symlink as the host has it (target)
+        Tmpfs,  // a fresh, empty, writable tmpfs (/dev/shm)
     };
     Kind kind = Kind::Clone;
     std::string path;
@@ -297,21 +298,18 @@ void populate(const Fd& root, Plan& plan) {
     std::vector<std::string> made{"/dev", "/proc"};
     for (const auto& item : plan.items) {
         switch (item.kind) {
-        case Item::Kind::Clone:
-            attach(item.tree, make_mount_point(root, plan, made, item), item.path);
-            break;
-        case Item::Kind::Link:
-            make_link(root, plan, made, item);
-            break;
-        case Item::Kind::Tmpfs: {
-            make_parents(root, made, item.path);
-            make_directory(root, item.path, 01777);
-            const Fd fs = new_filesystem("tmpfs", {{"mode", "1777"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, item.path);
-            const Fd mount_point = open_in_view(root, item.path);
-            if (!mount_point.valid()) changed(item.path);
-            attach(fs, mount_point, item.path);
-            break;
-        }
+            case Item::Kind::Clone: attach(item.tree, make_mount_point(root, plan, made, item), item.path); break;
+            case Item::Kind::Link: make_link(root, plan, made, item); break;
+            case Item::Kind::Tmpfs: {
+                make_parents(root, made, item.path);
+                make_directory(root, item.path, 01777);
+                const Fd fs =
+                    new_filesystem("tmpfs", {{"mode", "1777"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, item.path);
+                const Fd mount_point = open_in_view(root, item.path);
+                if (!mount_point.valid()) changed(item.path);
+                attach(fs, mount_point, item.path);
+                break;
+            }
         }
     }
 }
@@ -365,8 +363,8 @@ void enter_entries_root(const CanonicalPolicy& policy) {
     }
     make_directory(root, "/dev", 0755);
     make_directory(root, "/proc", 0555);
-    const Fd dev = new_filesystem("tmpfs", {{"mode", "0755"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                                  "/dev");
+    const Fd dev =
+        new_filesystem("tmpfs", {{"mode", "0755"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev");
     attach(dev, open_in_view(root, "/dev"), "/dev");
     populate(root, plan);
     close_denied_directories(policy, root, plan);

@@ -25,12 +25,11 @@ constexpr const char* kStep = "seccomp";
 
 std::span<const sock_filter> program_for(sbx::Network network, bool record) {
     switch (network) {
-    case sbx::Network::Restricted:
-        return record ? std::span<const sock_filter>(filters::kRestrictedRecorded) : filters::kRestricted;
-    case sbx::Network::Limited:
-        return record ? std::span<const sock_filter>(filters::kLimitedRecorded) : filters::kLimited;
-    case sbx::Network::Full:
-        break;
+        case sbx::Network::Restricted:
+            return record ? std::span<const sock_filter>(filters::kRestrictedRecorded) : filters::kRestricted;
+        case sbx::Network::Limited:
+            return record ? std::span<const sock_filter>(filters::kLimitedRecorded) : filters::kLimited;
+        case sbx::Network::Full: break;
     }
     return record ? std::span<const sock_filter>(filters::kFullRecorded) : filters::kFull;
 }
@@ -52,8 +51,9 @@ Fd install_seccomp(const sbx::CanonicalPolicy& policy, bool record) {
     // unsandboxed (the mediator's answer then finds the caller gone).
     long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     if (fd < 0)
-        fail_errno(kStep, "cannot load the filter with a notification listener (Linux 5.0 or later; or use --network "
-             "restricted)");
+        fail_errno(kStep,
+                   "cannot load the filter with a notification listener (Linux 5.0 or later; or use --network "
+                   "restricted)");
     return Fd(static_cast<int>(fd));
 }
 

@@ -2,10 +2,9 @@
 //
 // install_seccomp() is the last step before execvp, after no_new_privs and
 // Landlock.  The filters are built by libseccomp when the helper is built
-// (seccomp_gen.cc holds the rules) and loaded as they are.  The filter always denies, with EPERM: ptrace, process_vm_readv/
-// writev, pidfd_getfd, io_uring_*, the mount family, socket(AF_VSOCK), and
-// the TIOCSTI/TIOCLINUX ioctls (compared under a 32-bit mask).  Syscalls made
-// through another ABI (i386 `int 0x80`, x32) kill the process.
+// (seccomp_gen.cc holds the rules) and loaded as they are.  The filter always denies, with EPERM: ptrace,
+// process_vm_readv/ writev, pidfd_getfd, io_uring_*, the mount family, socket(AF_VSOCK), and the TIOCSTI/TIOCLINUX
+// ioctls (compared under a 32-bit mask).  Syscalls made through another ABI (i386 `int 0x80`, x32) kill the process.
 //
 // Network, per policy:
 //   restricted  socket(), connect(), bind(), listen(), accept() fail with EPERM;

@@ -85,8 +85,7 @@ constexpr Named kAlwaysDenied[] = {
 static_assert(sizeof(void*) == 8 && SYS_getpid == 39, "the syscall numbers above are x86_64's");
 
 void add(const Ctx& ctx, std::uint32_t action, const Named& call, std::initializer_list<scmp_arg_cmp> cmps = {}) {
-    int rc = seccomp_rule_add_exact_array(ctx.get(), action, call.nr, static_cast<unsigned>(cmps.size()),
-                                          cmps.begin());
+    int rc = seccomp_rule_add_exact_array(ctx.get(), action, call.nr, static_cast<unsigned>(cmps.size()), cmps.begin());
     if (rc < 0) fail(std::string("cannot add the rule for ") + call.name, -rc);
 }
 
@@ -172,17 +171,17 @@ void deny_unix_datagrams(const Ctx& ctx, const Named& call) {
 // refuses a setuid/setgid mode of these (deny_setid_modes).
 void notify_file_writes(const Ctx& ctx) {
     constexpr std::uint64_t kWriteFlags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, kTmpfileBit};
-    for (const auto& [call, flags] : {std::pair{Named{"open", SYS_open}, 1U}, std::pair{Named{"openat", SYS_openat}, 2U}})
-        for (std::uint64_t bit : kWriteFlags) add(ctx, SCMP_ACT_NOTIFY, call, {SCMP_CMP(flags, SCMP_CMP_MASKED_EQ, bit, bit)});
+    for (const auto& [call, flags] :
+         {std::pair{Named{"open", SYS_open}, 1U}, std::pair{Named{"openat", SYS_openat}, 2U}})
+        for (std::uint64_t bit : kWriteFlags)
+            add(ctx, SCMP_ACT_NOTIFY, call, {SCMP_CMP(flags, SCMP_CMP_MASKED_EQ, bit, bit)});
     const Named always[] = {
-        {"creat", SYS_creat},       {"mkdir", SYS_mkdir},         {"mkdirat", SYS_mkdirat},
-        {"mknod", SYS_mknod},       {"mknodat", SYS_mknodat},     {"unlink", SYS_unlink},
-        {"unlinkat", SYS_unlinkat}, {"rmdir", SYS_rmdir},         {"rename", SYS_rename},
-        {"renameat", SYS_renameat}, {"renameat2", SYS_renameat2}, {"link", SYS_link},
-        {"linkat", SYS_linkat},     {"symlink", SYS_symlink},     {"symlinkat", SYS_symlinkat},
-        {"chmod", SYS_chmod},       {"fchmodat", SYS_fchmodat},   {"fchmodat2", 452},
-        {"chown", SYS_chown},       {"lchown", SYS_lchown},       {"fchownat", SYS_fchownat},
-        {"truncate", SYS_truncate}, {"utime", SYS_utime},         {"utimes", SYS_utimes},
+        {"creat", SYS_creat},         {"mkdir", SYS_mkdir},       {"mkdirat", SYS_mkdirat},     {"mknod", SYS_mknod},
+        {"mknodat", SYS_mknodat},     {"unlink", SYS_unlink},     {"unlinkat", SYS_unlinkat},   {"rmdir", SYS_rmdir},
+        {"rename", SYS_rename},       {"renameat", SYS_renameat}, {"renameat2", SYS_renameat2}, {"link", SYS_link},
+        {"linkat", SYS_linkat},       {"symlink", SYS_symlink},   {"symlinkat", SYS_symlinkat}, {"chmod", SYS_chmod},
+        {"fchmodat", SYS_fchmodat},   {"fchmodat2", 452},         {"chown", SYS_chown},         {"lchown", SYS_lchown},
+        {"fchownat", SYS_fchownat},   {"truncate", SYS_truncate}, {"utime", SYS_utime},         {"utimes", SYS_utimes},
         {"futimesat", SYS_futimesat},
     };
     for (const Named& call : always) add(ctx, SCMP_ACT_NOTIFY, call);
@@ -234,44 +233,43 @@ Ctx build(Network network, bool record) {
     add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, AF_VSOCK)});
 
     switch (network) {
-    case Network::Full:
-        break;
-    case Network::Restricted:
-        if (record) {
-            // Families below AF_INET6 but AF_INET, and above it: refused.
+        case Network::Full: break;
+        case Network::Restricted:
+            if (record) {
+                // Families below AF_INET6 but AF_INET, and above it: refused.
+                add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
+                for (std::uint64_t family = 0; family < AF_INET6; ++family)
+                    if (family != AF_INET) add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
+                add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
+            } else {
+                add(ctx, kDeny, socket_call);
+                add(ctx, kDeny, Named{"connect", SYS_connect});
+            }
+            for (Named call : {Named{"bind", SYS_bind}, Named{"listen", SYS_listen}, Named{"accept", SYS_accept},
+                               Named{"accept4", SYS_accept4}})
+                add(ctx, kDeny, call);
+            // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
+            add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+            deny_unix_datagrams(ctx, socketpair_call);
+            // An address on a send: stream pairs ignore it anyway.
+            add(ctx, record ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
+            break;
+        case Network::Limited:
+            // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
+            // netlink and packet included, is refused.  Values with bits above
+            // 31 are refused by the >= rule.
             add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
-            for (std::uint64_t family = 0; family < AF_INET6; ++family)
-                if (family != AF_INET) add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
+            for (std::uint64_t family = 0; family < AF_INET6; ++family) {
+                if (family == AF_UNIX || family == AF_INET) continue;
+                add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
+            }
+            deny_unix_datagrams(ctx, socket_call);
+            add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+            deny_unix_datagrams(ctx, socketpair_call);
+            // Every connect goes to the mediator, which performs it itself on a
+            // duplicate of the socket (network.cc).
             add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
-        } else {
-            add(ctx, kDeny, socket_call);
-            add(ctx, kDeny, Named{"connect", SYS_connect});
-        }
-        for (Named call : {Named{"bind", SYS_bind}, Named{"listen", SYS_listen}, Named{"accept", SYS_accept},
-                           Named{"accept4", SYS_accept4}})
-            add(ctx, kDeny, call);
-        // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
-        add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-        deny_unix_datagrams(ctx, socketpair_call);
-        // An address on a send: stream pairs ignore it anyway.
-        add(ctx, record ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
-        break;
-    case Network::Limited:
-        // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
-        // netlink and packet included, is refused.  Values with bits above
-        // 31 are refused by the >= rule.
-        add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
-        for (std::uint64_t family = 0; family < AF_INET6; ++family) {
-            if (family == AF_UNIX || family == AF_INET) continue;
-            add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
-        }
-        deny_unix_datagrams(ctx, socket_call);
-        add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-        deny_unix_datagrams(ctx, socketpair_call);
-        // Every connect goes to the mediator, which performs it itself on a
-        // duplicate of the socket (network.cc).
-        add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
-        break;
+            break;
     }
     if (record) notify_file_writes(ctx);
     return ctx;
@@ -300,8 +298,7 @@ std::vector<sock_filter> program(Network network, bool record) {
 
 void print(std::FILE* out, const char* name, const std::vector<sock_filter>& prog) {
     std::fprintf(out, "inline constexpr sock_filter %s[] = {\n", name);
-    for (const sock_filter& f : prog)
-        std::fprintf(out, "    {0x%02x, %u, %u, 0x%08x},\n", f.code, f.jt, f.jf, f.k);
+    for (const sock_filter& f : prog) std::fprintf(out, "    {0x%02x, %u, %u, 0x%08x},\n", f.code, f.jt, f.jf, f.k);
     std::fprintf(out, "};\n");
 }
 

@@ -81,7 +81,8 @@ std::size_t Status::denied(std::string_view op, std::string_view path, std::stri
     nlohmann::json detail{{"op", op}, {"pid", pid}, {"program", program}};
     if (!path.empty()) detail["path"] = path;
     if (!address.empty()) detail["address"] = address;
-    const std::string line = nlohmann::json{{"denied", detail}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string line =
+        nlohmann::json{{"denied", detail}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::string text = "denied ";
     text.append(op).append(" ").append(path.empty() ? address : path);
     emit(line, text);

@@ -30,14 +30,13 @@ private:
 };
 
 // Every refusal (main adds "codex-linux-sandbox: ", or reports it on --status-fd).
-[[noreturn]] inline void fail(std::string_view step, std::string_view reason,
-                              std::string_view fix = {}) {
+[[noreturn]] inline void fail(std::string_view step, std::string_view reason, std::string_view fix = {}) {
     throw StepError(step, reason, fix);
 }
 
 // As fail(), with strerror(err) as the reason, prefixed by what was attempted.
-[[noreturn]] inline void fail_errno(std::string_view step, std::string_view what,
-                                    std::string_view fix = {}, int err = errno) {
+[[noreturn]] inline void fail_errno(std::string_view step, std::string_view what, std::string_view fix = {},
+                                    int err = errno) {
     std::string reason(what);
     reason.append(": ").append(std::strerror(err));
     fail(step, reason, fix);

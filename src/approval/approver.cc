@@ -47,8 +47,11 @@ void set_nonblocking(int fd) {
 }  // namespace
 
 nlohmann::json to_json(const ApprovalPrompt& p) {
-    return json{{"command", p.command}, {"cwd", p.cwd},       {"reason", p.reason},
-                {"kind", to_string(p.kind)}, {"policy", p.policy}};
+    return json{{"command", p.command},
+                {"cwd", p.cwd},
+                {"reason", p.reason},
+                {"kind", to_string(p.kind)},
+                {"policy", p.policy}};
 }
 
 std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
@@ -56,8 +59,7 @@ std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
     if (auto word = parse_review_decision(text)) return word;
     if (text.empty() || text.front() != '{') return std::nullopt;
     const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object() || !doc.contains("decision") || !doc["decision"].is_string())
-        return std::nullopt;
+    if (!doc.is_object() || !doc.contains("decision") || !doc["decision"].is_string()) return std::nullopt;
     return parse_review_decision(doc["decision"].get<std::string>());
 }
 
@@ -145,8 +147,7 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
             if (fds[1].revents & (POLLERR | POLLHUP)) {
                 in_parent.reset();  // it closed its stdin: fine, it may answer anyway
             } else {
-                const ssize_t w = ::send(in_parent.get(), request.data() + sent,
-                                         request.size() - sent, MSG_NOSIGNAL);
+                const ssize_t w = ::send(in_parent.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
                 if (w > 0) sent += static_cast<std::size_t>(w);
                 else if (w < 0 && errno != EAGAIN && errno != EINTR) in_parent.reset();
                 if (sent == request.size() && in_parent.valid()) in_parent.reset();  // EOF for it
@@ -188,18 +189,14 @@ TtyApprover::TtyApprover(std::string path) : path_(std::move(path)) {}
 ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
     Fd tty(::open(path_.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!tty.valid())
-        return ApproverAnswer{ReviewDecision::Denied, "default-deny",
-                              "no --approver and no terminal to ask on"};
+        return ApproverAnswer{ReviewDecision::Denied, "default-deny", "no --approver and no terminal to ask on"};
     std::string command;
     for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + shell_word(w);
-    const std::string header = fmt::format(
-        "sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n", to_string(prompt.kind),
-        prompt.reason, command, prompt.cwd);
-    const std::string question =
-        "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
+    const std::string header = fmt::format("sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n",
+                                           to_string(prompt.kind), prompt.reason, command, prompt.cwd);
+    const std::string question = "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
     auto say = [&](const std::string& text) { return write_all(tty.get(), text); };
-    if (!say(header))
-        return ApproverAnswer{ReviewDecision::Denied, "tty", "cannot write to the terminal"};
+    if (!say(header)) return ApproverAnswer{ReviewDecision::Denied, "tty", "cannot write to the terminal"};
     for (int tries = 0; tries < 3; ++tries) {
         if (!say(question)) break;
         std::string line;
@@ -216,14 +213,10 @@ ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
             line.push_back(c);
         }
         const auto reply = trim(line);
-        if (reply == "y" || reply == "Y" || reply == "yes")
-            return ApproverAnswer{ReviewDecision::Approved, "tty", ""};
-        if (reply == "a" || reply == "A")
-            return ApproverAnswer{ReviewDecision::ApprovedForSession, "tty", ""};
-        if (reply == "n" || reply == "N" || reply == "no")
-            return ApproverAnswer{ReviewDecision::Denied, "tty", ""};
-        if (reply == "q" || reply == "Q")
-            return ApproverAnswer{ReviewDecision::Abort, "tty", ""};
+        if (reply == "y" || reply == "Y" || reply == "yes") return ApproverAnswer{ReviewDecision::Approved, "tty", ""};
+        if (reply == "a" || reply == "A") return ApproverAnswer{ReviewDecision::ApprovedForSession, "tty", ""};
+        if (reply == "n" || reply == "N" || reply == "no") return ApproverAnswer{ReviewDecision::Denied, "tty", ""};
+        if (reply == "q" || reply == "Q") return ApproverAnswer{ReviewDecision::Abort, "tty", ""};
         if (closed) return ApproverAnswer{ReviewDecision::Denied, "tty", "the terminal closed"};
     }
     return ApproverAnswer{ReviewDecision::Denied, "tty", "no valid answer"};

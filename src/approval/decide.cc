@@ -14,8 +14,7 @@ std::string rule_name(const RuleMatch& m) { return fmt::format("rule {} in {}", 
 // Steps 3 and 4 for a prompt that arose: refused by --reject, approved by an
 // allow rule, an earlier approval (a retry only) or the cache, else asked.
 ApprovalRequirement settle(ApprovalRequirement req, bool rejected, const std::string& reject_word,
-                           const std::optional<RuleMatch>& rule, bool cached,
-                           bool already_approved = false) {
+                           const std::optional<RuleMatch>& rule, bool cached, bool already_approved = false) {
     if (rejected) {
         req.type = Type::Forbidden;
         req.answered_by = "reject";
@@ -42,8 +41,8 @@ ApprovalRequirement settle(ApprovalRequirement req, bool rejected, const std::st
 
 }  // namespace
 
-ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
-                                         const ApprovalSettings& settings, CacheSnapshot cache) {
+ApprovalRequirement decide_first_attempt(const ApprovalRequest& request, const ApprovalSettings& settings,
+                                         CacheSnapshot cache) {
     ApprovalRequirement req;
     const auto rule = settings.rules.match(request.command);
     req.rule = rule;
@@ -52,8 +51,7 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
     if (rule && rule->decision == RuleDecision::Forbidden) {
         req.type = Type::Forbidden;
         req.kind = ApprovalKind::Rules;
-        req.reason = rule->justification.value_or(
-            fmt::format("the command is forbidden by {}", rule_name(*rule)));
+        req.reason = rule->justification.value_or(fmt::format("the command is forbidden by {}", rule_name(*rule)));
         req.answered_by = "rule";
         req.decision = ReviewDecision::Denied;
         return req;
@@ -67,16 +65,14 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
 
     const bool prompt_rule = rule && rule->decision == RuleDecision::Prompt;
     if (prompt_rule) {
-        const std::string why = rule->justification.value_or(
-            fmt::format("{} asks for approval", rule_name(*rule)));
+        const std::string why = rule->justification.value_or(fmt::format("{} asks for approval", rule_name(*rule)));
         if (settings.mode == AskForApproval::Never) {
             req.type = Type::Forbidden;
             req.kind = ApprovalKind::Rules;
             req.reason = why;
             req.answered_by = "mode";
             req.decision = ReviewDecision::Denied;
-            req.note = fmt::format("{} asks for approval, but --ask-for-approval is never",
-                                   rule_name(*rule));
+            req.note = fmt::format("{} asks for approval, but --ask-for-approval is never", rule_name(*rule));
             return req;
         }
         if (settings.reject.rules) {
@@ -85,17 +81,15 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
             return settle(req, true, "rules", rule, false);
         }
         req.kind = wants_escalation ? ApprovalKind::Escalation : ApprovalKind::Rules;
-        req.reason = wants_escalation
-                         ? fmt::format("{}; the command asks to run without {}{}", why,
-                                       lifted_restriction(request.policy),
-                                       settings.justification ? ": " + *settings.justification : "")
-                         : why;
+        req.reason = wants_escalation ? fmt::format("{}; the command asks to run without {}{}", why,
+                                                    lifted_restriction(request.policy),
+                                                    settings.justification ? ": " + *settings.justification : "")
+                                      : why;
     } else if (wants_escalation) {
         req.kind = ApprovalKind::Escalation;
-        req.reason = settings.justification.value_or(fmt::format(
-            "the command asks to run without {} (--escalate)", lifted_restriction(request.policy)));
-    } else if (settings.mode == AskForApproval::Untrusted &&
-               !is_known_safe_command(request.command)) {
+        req.reason = settings.justification.value_or(
+            fmt::format("the command asks to run without {} (--escalate)", lifted_restriction(request.policy)));
+    } else if (settings.mode == AskForApproval::Untrusted && !is_known_safe_command(request.command)) {
         req.kind = ApprovalKind::Untrusted;
         req.reason = "untrusted mode: the command is not known to be safe";
     } else {
@@ -107,9 +101,8 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request,
     return settle(req, rejected, "sandbox", rule, cached);
 }
 
-RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSettings& settings,
-                           bool ran_sandboxed, bool sandbox_denied, CacheSnapshot cache,
-                           bool already_approved) {
+RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSettings& settings, bool ran_sandboxed,
+                           bool sandbox_denied, CacheSnapshot cache, bool already_approved) {
     RetryDecision d;
     if (!sandbox_denied) return d;  // nothing the sandbox caused: nothing to retry
     const auto lifted = lifted_restriction(request.policy);
@@ -122,30 +115,28 @@ RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSetting
         return d;
     }
     switch (settings.mode) {
-    case AskForApproval::Never:
-        d.why_not = "--ask-for-approval never reports the denial without asking";
-        return d;
-    case AskForApproval::OnRequest:
-        d.why_not = "--ask-for-approval on-request reports the denial (ask up front with --escalate)";
-        return d;
-    case AskForApproval::OnFailure:
-    case AskForApproval::Untrusted:
-        break;
+        case AskForApproval::Never: d.why_not = "--ask-for-approval never reports the denial without asking"; return d;
+        case AskForApproval::OnRequest:
+            d.why_not = "--ask-for-approval on-request reports the denial (ask up front with --escalate)";
+            return d;
+        case AskForApproval::OnFailure:
+        case AskForApproval::Untrusted: break;
     }
     d.considered = true;
     ApprovalRequirement req;
     req.kind = ApprovalKind::Sandbox;
     req.sandboxed = false;
     req.reason = request.policy.sandboxed_filesystem()
-                     ? std::string("the command failed and the sandbox likely caused it; retry without "
-                                   "the sandbox")
-                     : fmt::format("the command failed and {} likely caused it; retry without it (with "
-                                   "the full network; the outer sandbox stays)",
-                                   lifted);
+                     ? std::string(
+                           "the command failed and the sandbox likely caused it; retry without "
+                           "the sandbox")
+                     : fmt::format(
+                           "the command failed and {} likely caused it; retry without it (with "
+                           "the full network; the outer sandbox stays)",
+                           lifted);
     const auto rule = settings.rules.match(request.command);
     req.rule = rule;
-    d.requirement = settle(req, settings.reject.sandbox, "sandbox", rule, cache.unsandboxed,
-                           already_approved);
+    d.requirement = settle(req, settings.reject.sandbox, "sandbox", rule, cache.unsandboxed, already_approved);
     return d;
 }
 

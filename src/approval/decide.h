@@ -58,8 +58,7 @@ struct ApprovalRequirement {
     std::string note;  // e.g. why --escalate had no effect
 };
 
-ApprovalRequirement decide_first_attempt(const ApprovalRequest&, const ApprovalSettings&,
-                                         CacheSnapshot);
+ApprovalRequirement decide_first_attempt(const ApprovalRequest&, const ApprovalSettings&, CacheSnapshot);
 
 struct RetryDecision {
     bool considered = false;  // false: no retry; `why_not` says why
@@ -71,7 +70,7 @@ struct RetryDecision {
 // approved escalation); sandbox_denied: it failed and the sandbox likely
 // caused it; already_approved: a prompt before the first attempt was
 // approved (by anyone: an approver, the terminal, a rule or the cache).
-RetryDecision decide_retry(const ApprovalRequest&, const ApprovalSettings&, bool ran_sandboxed,
-                           bool sandbox_denied, CacheSnapshot, bool already_approved = false);
+RetryDecision decide_retry(const ApprovalRequest&, const ApprovalSettings&, bool ran_sandboxed, bool sandbox_denied,
+                           CacheSnapshot, bool already_approved = false);
 
 }  // namespace sbx::approval

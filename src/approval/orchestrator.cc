@@ -64,8 +64,7 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, ApprovalEntry&
         try {
             c.store.add(key_for(c, !req.sandboxed));
         } catch (const Error& e) {
-            const std::string w =
-                fmt::format("the session approval holds for this run only: {}", e.what());
+            const std::string w = fmt::format("the session approval holds for this run only: {}", e.what());
             c.out.warnings.push_back(w);
             entry.note = w;
         }
@@ -73,35 +72,30 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, ApprovalEntry&
     return a.decision;
 }
 
-bool approved(ReviewDecision d) {
-    return d == ReviewDecision::Approved || d == ReviewDecision::ApprovedForSession;
-}
+bool approved(ReviewDecision d) { return d == ReviewDecision::Approved || d == ReviewDecision::ApprovedForSession; }
 
 // The one line (after "sbx: ") for a refused prompt: before anything ran,
 // or (after "not run again without the sandbox: ") for a retry.
 std::string refusal(const ApprovalRequirement& req, const ApprovalEntry& entry, ReviewDecision d,
                     const ApprovalSettings& settings) {
-    const std::string what =
-        fmt::format("{}: {}", req.kind ? to_string(*req.kind) : "approval", req.reason);
+    const std::string what = fmt::format("{}: {}", req.kind ? to_string(*req.kind) : "approval", req.reason);
     const std::string& by = entry.answered_by;
     const std::string note = entry.note.value_or("");
     if (by == "rule" && req.rule)  // the rule's justification, when it has one
         return fmt::format("command forbidden by rule {} in {}{}", req.rule->index, req.rule->source,
                            req.rule->justification ? " (" + *req.rule->justification + ")" : "");
     if (by == "mode" || by == "reject") return fmt::format("approval refused: {} ({})", note, what);
-    if (by == "default-deny")
-        return fmt::format("approval denied: {}; use --approver PROGRAM ({})", note, what);
-    const std::string who = by == "approver"
-                                ? fmt::format("--approver {}", settings.approver.value_or("?"))
-                                : std::string("the terminal");
+    if (by == "default-deny") return fmt::format("approval denied: {}; use --approver PROGRAM ({})", note, what);
+    const std::string who =
+        by == "approver" ? fmt::format("--approver {}", settings.approver.value_or("?")) : std::string("the terminal");
     if (d == ReviewDecision::Abort) return fmt::format("approval aborted by {} ({})", who, what);
     return fmt::format("approval denied by {}{} ({})", who, note.empty() ? "" : ": " + note, what);
 }
 
 }  // namespace
 
-Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
-                         SessionStore& store, Approver& approver, const AttemptFn& attempt) {
+Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings, SessionStore& store,
+                         Approver& approver, const AttemptFn& attempt) {
     Context c{request, settings, store, approver};
     c.out.approval.mode = settings.mode;
 
@@ -162,8 +156,7 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     return std::move(c.out);
 }
 
-Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings,
-                         const AttemptFn& attempt) {
+Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings, const AttemptFn& attempt) {
     const auto store = open_session_store(settings.session);
     const auto approver = make_approver(settings);
     return orchestrate(request, settings, *store, *approver, attempt);

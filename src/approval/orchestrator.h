@@ -46,8 +46,8 @@ struct Orchestrated {
 
 // The flow with an explicit store and approver (tests inject their own).
 // Throws Error only before anything ran (e.g. a corrupt session file).
-Orchestrated orchestrate(const ApprovalRequest&, const ApprovalSettings&, SessionStore&,
-                         Approver&, const AttemptFn& attempt);
+Orchestrated orchestrate(const ApprovalRequest&, const ApprovalSettings&, SessionStore&, Approver&,
+                         const AttemptFn& attempt);
 
 // The flow with the store and approver the settings name (--session,
 // --approver, else /dev/tty, else denied).

@@ -16,7 +16,9 @@ namespace {
 using nlohmann::json;
 
 json to_json(const ApprovalEntry& e) {
-    json j{{"stage", to_string(e.stage)}, {"reason", e.reason}, {"answered_by", e.answered_by},
+    json j{{"stage", to_string(e.stage)},
+           {"reason", e.reason},
+           {"answered_by", e.answered_by},
            {"decision", to_string(e.decision)}};
     if (e.kind) j["kind"] = to_string(*e.kind);
     if (e.first_attempt)
@@ -99,9 +101,9 @@ ApprovalEntry entry_from_json(const json& j, const std::string& where) {
         e.first_attempt = ApprovalEntry::FirstAttempt{code.get<int>(), denied.get<bool>()};
     }
     e.answered_by = text(j, "answered_by", where);
-    e.decision = word(j, "decision", where,
-                      {ReviewDecision::Approved, ReviewDecision::ApprovedForSession, ReviewDecision::Denied,
-                       ReviewDecision::Abort});
+    e.decision = word(
+        j, "decision", where,
+        {ReviewDecision::Approved, ReviewDecision::ApprovedForSession, ReviewDecision::Denied, ReviewDecision::Abort});
     e.approver = optional_text(j, "approver", where);
     if (j.contains("rule")) e.rule = rule_from_json(j["rule"], where + ".rule");
     e.note = optional_text(j, "note", where);
@@ -123,8 +125,9 @@ json to_json(const ApprovalRecord& r) {
 ApprovalRecord approval_record_from_json(const json& j) {
     object(j, "approval", {"mode", "requests", "retry", "refusal", "note"});
     ApprovalRecord r;
-    r.mode = word(j, "mode", "approval",
-                  {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest, AskForApproval::Untrusted});
+    r.mode =
+        word(j, "mode", "approval",
+             {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest, AskForApproval::Untrusted});
     const json& requests = member(j, "requests", "approval");
     if (!requests.is_array()) bad("approval", "\"requests\" is not an array");
     for (std::size_t i = 0; i < requests.size(); ++i)

@@ -38,8 +38,7 @@ Rule parse_rule(const json& j, const std::string& source, std::size_t index) {
     bool have_pattern = false, have_decision = false;
     for (const auto& [key, value] : j.items()) {
         if (key == "pattern") {
-            if (!value.is_array())
-                throw fail(fmt::format("'pattern' must be an array, got {}", type_name(value)));
+            if (!value.is_array()) throw fail(fmt::format("'pattern' must be an array, got {}", type_name(value)));
             if (value.empty()) throw fail("'pattern' is empty");
             std::size_t pos = 0;
             for (const auto& element : value) {
@@ -48,42 +47,34 @@ Rule parse_rule(const json& j, const std::string& source, std::size_t index) {
                 if (element.is_string()) {
                     alternatives.push_back(element.get<std::string>());
                 } else if (element.is_array()) {
-                    if (element.empty())
-                        throw fail(fmt::format("pattern element {} is an empty list", pos));
+                    if (element.empty()) throw fail(fmt::format("pattern element {} is an empty list", pos));
                     for (const auto& alt : element) {
                         if (!alt.is_string())
-                            throw fail(fmt::format(
-                                "pattern element {}: alternatives must be strings, got {}", pos,
-                                type_name(alt)));
+                            throw fail(fmt::format("pattern element {}: alternatives must be strings, got {}", pos,
+                                                   type_name(alt)));
                         alternatives.push_back(alt.get<std::string>());
                     }
                 } else {
-                    throw fail(fmt::format(
-                        "pattern element {} must be a string or a list of strings, got {}", pos,
-                        type_name(element)));
+                    throw fail(fmt::format("pattern element {} must be a string or a list of strings, got {}", pos,
+                                           type_name(element)));
                 }
                 rule.pattern.push_back(std::move(alternatives));
             }
             have_pattern = true;
         } else if (key == "decision") {
-            if (!value.is_string())
-                throw fail(fmt::format("'decision' must be a string, got {}", type_name(value)));
+            if (!value.is_string()) throw fail(fmt::format("'decision' must be a string, got {}", type_name(value)));
             const auto word = value.get<std::string>();
             if (word == "allow") rule.decision = RuleDecision::Allow;
             else if (word == "prompt") rule.decision = RuleDecision::Prompt;
             else if (word == "forbidden") rule.decision = RuleDecision::Forbidden;
-            else
-                throw fail(fmt::format(
-                    "unknown decision '{}' (expected allow, prompt or forbidden)", word));
+            else throw fail(fmt::format("unknown decision '{}' (expected allow, prompt or forbidden)", word));
             have_decision = true;
         } else if (key == "justification") {
             if (!value.is_string())
-                throw fail(
-                    fmt::format("'justification' must be a string, got {}", type_name(value)));
+                throw fail(fmt::format("'justification' must be a string, got {}", type_name(value)));
             rule.justification = value.get<std::string>();
         } else {
-            throw fail(fmt::format(
-                "unknown key '{}' (expected pattern, decision, justification)", key));
+            throw fail(fmt::format("unknown key '{}' (expected pattern, decision, justification)", key));
         }
     }
     if (!have_pattern) throw fail("missing 'pattern'");
@@ -95,9 +86,9 @@ Rule parse_rule(const json& j, const std::string& source, std::size_t index) {
 
 std::string_view to_string(RuleDecision d) {
     switch (d) {
-    case RuleDecision::Allow: return "allow";
-    case RuleDecision::Prompt: return "prompt";
-    case RuleDecision::Forbidden: return "forbidden";
+        case RuleDecision::Allow: return "allow";
+        case RuleDecision::Prompt: return "prompt";
+        case RuleDecision::Forbidden: return "forbidden";
     }
     return "forbidden";
 }
@@ -106,8 +97,8 @@ namespace {
 
 // The directories where a program named by path is taken to be the program
 // of that name: /bin/rm is rm, /home/u/bin/rm is not.
-constexpr std::array<std::string_view, 6> kStandardDirs{
-    "/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"};
+constexpr std::array<std::string_view, 6> kStandardDirs{"/bin/",  "/usr/bin/",  "/usr/local/bin/",
+                                                        "/sbin/", "/usr/sbin/", "/usr/local/sbin/"};
 
 // argv[0] as a rule sees it: the bare name for a path in a standard
 // directory, anything else as given.
@@ -142,8 +133,7 @@ bool is_short_flags(std::string_view w) {
 // Letters as a bit set: a-z are bits 0-25, A-Z bits 26-51.
 std::uint64_t letters_of(std::string_view flags) {
     std::uint64_t set = 0;
-    for (char c : flags.substr(1))
-        set |= std::uint64_t{1} << (c >= 'a' ? c - 'a' : 26 + (c - 'A'));
+    for (char c : flags.substr(1)) set |= std::uint64_t{1} << (c >= 'a' ? c - 'a' : 26 + (c - 'A'));
     return set;
 }
 
@@ -153,8 +143,7 @@ bool matches_exactly(const Rule& rule, const std::vector<std::string>& argv) {
     if (argv.size() < pattern.size()) return false;
     for (std::size_t i = 0; i < pattern.size(); ++i) {
         bool any = false;
-        for (const auto& alt : pattern[i])
-            any = any || (i == 0 ? program_matches(alt, argv[0]) : alt == argv[i]);
+        for (const auto& alt : pattern[i]) any = any || (i == 0 ? program_matches(alt, argv[0]) : alt == argv[i]);
         if (!any) return false;
     }
     return true;
@@ -191,8 +180,7 @@ bool matches_broadly(const Rule& rule, const std::vector<std::string>& argv) {
             if (is_short_flags(alt)) {
                 const auto want = letters_of(alt);
                 if ((pool & want) == want && self(self, element + 1, next)) return true;
-            } else if (next < operands.size() && operands[next] == alt &&
-                       self(self, element + 1, next + 1)) {
+            } else if (next < operands.size() && operands[next] == alt && self(self, element + 1, next + 1)) {
                 return true;
             }
         }
@@ -205,8 +193,7 @@ bool matches_broadly(const Rule& rule, const std::vector<std::string>& argv) {
 
 bool Rule::matches(const std::vector<std::string>& argv) const {
     if (pattern.empty() || argv.empty()) return false;
-    return decision == RuleDecision::Allow ? matches_exactly(*this, argv)
-                                           : matches_broadly(*this, argv);
+    return decision == RuleDecision::Allow ? matches_exactly(*this, argv) : matches_broadly(*this, argv);
 }
 
 nlohmann::json to_json(const RuleMatch& m) {
@@ -226,18 +213,14 @@ void RuleSet::add_text(std::string_view text, const std::string& source) {
         throw Error(fmt::format("--rules {}: not valid JSON: {}", source, what));
     }
     if (!doc.is_object())
-        throw Error(fmt::format("--rules {}: expected an object with \"rules\", got {}", source,
-                                type_name(doc)));
+        throw Error(fmt::format("--rules {}: expected an object with \"rules\", got {}", source, type_name(doc)));
     for (const auto& [key, value] : doc.items()) {
-        if (key != "rules")
-            throw Error(fmt::format("--rules {}: unknown key '{}' (expected rules)", source, key));
+        if (key != "rules") throw Error(fmt::format("--rules {}: unknown key '{}' (expected rules)", source, key));
     }
-    if (!doc.contains("rules"))
-        throw Error(fmt::format("--rules {}: missing \"rules\"", source));
+    if (!doc.contains("rules")) throw Error(fmt::format("--rules {}: missing \"rules\"", source));
     const auto& list = doc["rules"];
     if (!list.is_array())
-        throw Error(fmt::format("--rules {}: \"rules\" must be an array, got {}", source,
-                                type_name(list)));
+        throw Error(fmt::format("--rules {}: \"rules\" must be an array, got {}", source, type_name(list)));
     std::vector<Rule> parsed;
     std::size_t index = 0;
     for (const auto& r : list) parsed.push_back(parse_rule(r, source, ++index));
@@ -262,12 +245,9 @@ std::optional<RuleMatch> RuleSet::match_words(const std::vector<std::string>& ar
     return best;
 }
 
-std::optional<RuleMatch> RuleSet::match(const std::vector<std::string>& argv) const {
-    return match_command(argv, 0);
-}
+std::optional<RuleMatch> RuleSet::match(const std::vector<std::string>& argv) const { return match_command(argv, 0); }
 
-std::optional<RuleMatch> RuleSet::match_command(const std::vector<std::string>& argv,
-                                                int depth) const {
+std::optional<RuleMatch> RuleSet::match_command(const std::vector<std::string>& argv, int depth) const {
     auto direct = match_words(argv);
     // A shell inside a shell (bash -c "sh -c '...'") is followed a few levels.
     if (argv.empty() || depth >= kMaxShellDepth) return direct;
@@ -283,8 +263,7 @@ std::optional<RuleMatch> RuleSet::match_command(const std::vector<std::string>& 
         std::optional<RuleMatch> forbidden;
         for (const auto& command : rough_commands(*script)) {
             auto m = match_command(command, depth + 1);
-            if (m && m->decision == RuleDecision::Forbidden)
-                forbidden = stricter(forbidden, std::move(m));
+            if (m && m->decision == RuleDecision::Forbidden) forbidden = stricter(forbidden, std::move(m));
         }
         return stricter(direct, forbidden);
     }

@@ -81,8 +81,7 @@ public:
 private:
     static constexpr int kMaxShellDepth = 8;
     std::optional<RuleMatch> match_words(const std::vector<std::string>& argv) const;
-    std::optional<RuleMatch> match_command(const std::vector<std::string>& argv,
-                                           int depth) const;
+    std::optional<RuleMatch> match_command(const std::vector<std::string>& argv, int depth) const;
     std::vector<Rule> rules_;
 };
 

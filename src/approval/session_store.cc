@@ -49,9 +49,8 @@ std::optional<std::string> read_whole(const std::string& path) {
 
 std::vector<ApprovalKey> parse_session_store(const std::string& text, const std::string& path) {
     auto corrupt = [&](const std::string& what) {
-        return Error(fmt::format(
-            "session file {} is corrupt: {}; fix it or delete it to forget its approvals", path,
-            what));
+        return Error(
+            fmt::format("session file {} is corrupt: {}; fix it or delete it to forget its approvals", path, what));
     };
     json doc;
     try {
@@ -61,15 +60,12 @@ std::vector<ApprovalKey> parse_session_store(const std::string& text, const std:
     }
     if (!doc.is_object()) throw corrupt("expected an object");
     if (!doc.contains("version") || doc["version"] != 1) throw corrupt("expected \"version\": 1");
-    if (!doc.contains("approvals") || !doc["approvals"].is_array())
-        throw corrupt("expected an \"approvals\" array");
+    if (!doc.contains("approvals") || !doc["approvals"].is_array()) throw corrupt("expected an \"approvals\" array");
     std::vector<ApprovalKey> keys;
     std::size_t index = 0;
     for (const auto& entry : doc["approvals"]) {
         ++index;
-        auto bad = [&](const char* what) {
-            return corrupt(fmt::format("approval {}: {}", index, what));
-        };
+        auto bad = [&](const char* what) { return corrupt(fmt::format("approval {}: {}", index, what)); };
         if (!entry.is_object()) throw bad("expected an object");
         ApprovalKey key;
         if (!entry.contains("command") || !entry["command"].is_array())
@@ -80,8 +76,7 @@ std::vector<ApprovalKey> parse_session_store(const std::string& text, const std:
         }
         if (!entry.contains("cwd") || !entry["cwd"].is_string()) throw bad("\"cwd\" must be a string");
         key.cwd = entry["cwd"].get<std::string>();
-        if (!entry.contains("policy") || !entry["policy"].is_object())
-            throw bad("\"policy\" must be an object");
+        if (!entry.contains("policy") || !entry["policy"].is_object()) throw bad("\"policy\" must be an object");
         key.policy = entry["policy"];
         if (!entry.contains("unsandboxed") || !entry["unsandboxed"].is_boolean())
             throw bad("\"unsandboxed\" must be true or false");
@@ -109,8 +104,7 @@ void make_directories(const std::string& dir) {
 }  // namespace
 
 nlohmann::json to_json(const ApprovalKey& k) {
-    return json{{"command", k.command}, {"cwd", k.cwd}, {"policy", k.policy},
-                {"unsandboxed", k.unsandboxed}};
+    return json{{"command", k.command}, {"cwd", k.cwd}, {"policy", k.policy}, {"unsandboxed", k.unsandboxed}};
 }
 
 bool MemorySessionStore::contains(const ApprovalKey& key) const {
@@ -121,8 +115,7 @@ void MemorySessionStore::add(const ApprovalKey& key) {
     if (!contains(key)) keys_.push_back(key);
 }
 
-FileSessionStore::FileSessionStore(std::string path)
-    : path_(std::move(path)), lock_path_(path_ + ".lock") {
+FileSessionStore::FileSessionStore(std::string path) : path_(std::move(path)), lock_path_(path_ + ".lock") {
     (void)load_locked();  // check it now: a corrupt file refuses before anything runs
 }
 
@@ -143,11 +136,9 @@ void FileSessionStore::add(const ApprovalKey& key) {
     const std::string dir = parent_path(path_);
     make_directories(dir);
     Fd lock_fd(::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (!lock_fd.valid())
-        throw Error(fmt::format("session lock {}: cannot open: {}", lock_path_, errno_text(errno)));
+    if (!lock_fd.valid()) throw Error(fmt::format("session lock {}: cannot open: {}", lock_path_, errno_text(errno)));
     while (::flock(lock_fd.get(), LOCK_EX) != 0) {
-        if (errno != EINTR)
-            throw Error(fmt::format("session lock {}: cannot lock: {}", lock_path_, errno_text(errno)));
+        if (errno != EINTR) throw Error(fmt::format("session lock {}: cannot lock: {}", lock_path_, errno_text(errno)));
     }
     posix::FileLock held(lock_fd.get());
 
@@ -161,8 +152,8 @@ void FileSessionStore::add(const ApprovalKey& key) {
     std::string tmp = path_ + ".tmp.XXXXXX";
     Fd tmp_fd(::mkostemp(tmp.data(), O_CLOEXEC));
     if (!tmp_fd.valid())
-        throw Error(fmt::format("session file {}: cannot create a temporary file in {}: {}", path_,
-                                dir, errno_text(errno)));
+        throw Error(
+            fmt::format("session file {}: cannot create a temporary file in {}: {}", path_, dir, errno_text(errno)));
     try {
         if (::fchmod(tmp_fd.get(), 0600) != 0)
             throw Error(fmt::format("session file {}: cannot chmod: {}", tmp, errno_text(errno)));
@@ -183,8 +174,7 @@ void FileSessionStore::add(const ApprovalKey& key) {
 
 void check_session_name(const std::string& name) {
     auto bad = [&](const char* why) {
-        return Error(fmt::format("--session: bad name '{}': {} (use letters, digits, '-', '_', '.')",
-                                 name, why));
+        return Error(fmt::format("--session: bad name '{}': {} (use letters, digits, '-', '_', '.')", name, why));
     };
     if (name.empty()) throw bad("it is empty");
     if (name.size() > 128) throw bad("it is longer than 128 bytes");

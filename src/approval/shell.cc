@@ -9,20 +9,27 @@ namespace {
 bool is_plain_char(char c) {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
     switch (c) {
-    case '_': case '.': case '/': case ':': case '=': case '+': case ',': case '@': case '%':
-    case '^': case '-':
-        return true;
-    default:
-        return false;
+        case '_':
+        case '.':
+        case '/':
+        case ':':
+        case '=':
+        case '+':
+        case ',':
+        case '@':
+        case '%':
+        case '^':
+        case '-': return true;
+        default: return false;
     }
 }
 
 // Words that start compound commands (if/for/while/case/...) when they come
 // first: such a script is not a list of simple commands.
 bool is_reserved_word(std::string_view w) {
-    static constexpr std::array<std::string_view, 15> reserved{
-        "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
-        "function", "select", "time"};
+    static constexpr std::array<std::string_view, 15> reserved{"if",   "then",  "else",     "elif",   "fi",
+                                                               "for",  "while", "until",    "do",     "done",
+                                                               "case", "esac",  "function", "select", "time"};
     for (auto r : reserved)
         if (w == r) return true;
     return false;
@@ -139,19 +146,17 @@ std::vector<Words> rough_commands(std::string_view s) {
             if (eq == 0 || eq == std::string::npos) return false;
             for (std::size_t i = 0; i < eq; ++i) {
                 const char c = w[i];
-                const bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                                (i > 0 && c >= '0' && c <= '9');
+                const bool ok =
+                    c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
                 if (!ok) return false;
             }
             return true;
         };
         while (first < current.size() &&
-               (is_reserved_word(current[first]) || current[first] == "!" ||
-                is_assignment(current[first])))
+               (is_reserved_word(current[first]) || current[first] == "!" || is_assignment(current[first])))
             ++first;
         if (first < current.size())
-            commands.emplace_back(current.begin() + static_cast<std::ptrdiff_t>(first),
-                                  current.end());
+            commands.emplace_back(current.begin() + static_cast<std::ptrdiff_t>(first), current.end());
         current.clear();
     };
 
@@ -191,8 +196,7 @@ std::vector<Words> rough_commands(std::string_view s) {
             ++i;
             continue;
         }
-        if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '{' || c == '}' ||
-            c == '`' || c == '\n') {
+        if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '{' || c == '}' || c == '`' || c == '\n') {
             end_command();
             continue;
         }
@@ -205,8 +209,7 @@ std::vector<Words> rough_commands(std::string_view s) {
             } else {
                 end_word();
             }
-            while (i + 1 < s.size() &&
-                   (s[i + 1] == '<' || s[i + 1] == '>' || s[i + 1] == '&' || s[i + 1] == '|'))
+            while (i + 1 < s.size() && (s[i + 1] == '<' || s[i + 1] == '>' || s[i + 1] == '&' || s[i + 1] == '|'))
                 ++i;  // <<, >>, >&, &>... (the fd after >& is its target), >|
             skip_target = true;
             continue;

@@ -8,47 +8,46 @@ namespace sbx::approval {
 
 std::string_view to_string(ReviewDecision d) {
     switch (d) {
-    case ReviewDecision::Approved: return "approved";
-    case ReviewDecision::ApprovedForSession: return "approved_for_session";
-    case ReviewDecision::Denied: return "denied";
-    case ReviewDecision::Abort: return "abort";
+        case ReviewDecision::Approved: return "approved";
+        case ReviewDecision::ApprovedForSession: return "approved_for_session";
+        case ReviewDecision::Denied: return "denied";
+        case ReviewDecision::Abort: return "abort";
     }
     return "denied";
 }
 
 std::string_view to_string(AskForApproval m) {
     switch (m) {
-    case AskForApproval::Never: return "never";
-    case AskForApproval::OnFailure: return "on-failure";
-    case AskForApproval::OnRequest: return "on-request";
-    case AskForApproval::Untrusted: return "untrusted";
+        case AskForApproval::Never: return "never";
+        case AskForApproval::OnFailure: return "on-failure";
+        case AskForApproval::OnRequest: return "on-request";
+        case AskForApproval::Untrusted: return "untrusted";
     }
     return "never";
 }
 
 std::string_view to_string(ApprovalKind k) {
     switch (k) {
-    case ApprovalKind::Sandbox: return "sandbox";
-    case ApprovalKind::Rules: return "rules";
-    case ApprovalKind::Escalation: return "escalation";
-    case ApprovalKind::Untrusted: return "untrusted";
+        case ApprovalKind::Sandbox: return "sandbox";
+        case ApprovalKind::Rules: return "rules";
+        case ApprovalKind::Escalation: return "escalation";
+        case ApprovalKind::Untrusted: return "untrusted";
     }
     return "sandbox";
 }
 
 AskForApproval parse_ask_for_approval(std::string_view word) {
-    for (auto m : {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest,
-                   AskForApproval::Untrusted}) {
+    for (auto m :
+         {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest, AskForApproval::Untrusted}) {
         if (word == to_string(m)) return m;
     }
     throw Error(fmt::format(
-        "--ask-for-approval: unknown mode '{}' (expected never, on-failure, on-request or untrusted)",
-        word));
+        "--ask-for-approval: unknown mode '{}' (expected never, on-failure, on-request or untrusted)", word));
 }
 
 std::optional<ReviewDecision> parse_review_decision(std::string_view word) {
-    for (auto d : {ReviewDecision::Approved, ReviewDecision::ApprovedForSession,
-                   ReviewDecision::Denied, ReviewDecision::Abort}) {
+    for (auto d : {ReviewDecision::Approved, ReviewDecision::ApprovedForSession, ReviewDecision::Denied,
+                   ReviewDecision::Abort}) {
         if (word == to_string(d)) return d;
     }
     return std::nullopt;
@@ -64,9 +63,8 @@ RejectConfig parse_reject(const std::vector<std::string>& values) {
             if (word == "sandbox") r.sandbox = true;
             else if (word == "rules") r.rules = true;
             else
-                throw Error(fmt::format(
-                    "--reject: unknown prompt kind '{}' (expected sandbox, rules or sandbox,rules)",
-                    word));
+                throw Error(
+                    fmt::format("--reject: unknown prompt kind '{}' (expected sandbox, rules or sandbox,rules)", word));
             if (comma == std::string::npos) break;
             start = comma + 1;
         }
@@ -91,10 +89,8 @@ ApprovalSettings settings_from_args(const ApprovalFlags& flags) {
     // Codex's rule: only on-request lets a command ask for escalation; in
     // the other modes the request is refused rather than silently ignored.
     if (flags.escalate && s.mode != AskForApproval::OnRequest)
-        throw Error(fmt::format(
-            "--escalate: needs --ask-for-approval on-request (the mode is {})", to_string(s.mode)));
-    if (flags.justification && !flags.escalate)
-        throw Error("--justification: only meaningful with --escalate");
+        throw Error(fmt::format("--escalate: needs --ask-for-approval on-request (the mode is {})", to_string(s.mode)));
+    if (flags.justification && !flags.escalate) throw Error("--justification: only meaningful with --escalate");
     s.escalate = flags.escalate;
     s.justification = flags.justification;
     return s;

@@ -57,10 +57,10 @@ inline constexpr std::chrono::milliseconds kDefaultApproverTimeout{30000};
 struct ApprovalSettings {
     AskForApproval mode = AskForApproval::Never;
     RejectConfig reject;
-    std::optional<std::string> approver;     // --approver PROGRAM
-    std::optional<std::string> session;      // --session NAME (validated)
-    RuleSet rules;                           // from every --rules FILE
-    bool escalate = false;                   // --escalate
+    std::optional<std::string> approver;  // --approver PROGRAM
+    std::optional<std::string> session;   // --session NAME (validated)
+    RuleSet rules;                        // from every --rules FILE
+    bool escalate = false;                // --escalate
     std::optional<std::string> justification;
     // How long an approver program may take to answer and exit
     // (--approver-timeout); zero: no limit.
@@ -71,14 +71,14 @@ struct ApprovalSettings {
 // not yet validated.  Every member has an initialiser, so that designated
 // initialisers may leave any out (GCC 12's -Wmissing-field-initializers).
 struct ApprovalFlags {
-    std::string ask_for_approval = "never";      // never|on-failure|on-request|untrusted
-    std::vector<std::string> reject{};           // "sandbox", "rules"
-    std::optional<std::string> approver{};       // --approver PROGRAM
+    std::string ask_for_approval = "never";                       // never|on-failure|on-request|untrusted
+    std::vector<std::string> reject{};                            // "sandbox", "rules"
+    std::optional<std::string> approver{};                        // --approver PROGRAM
     std::optional<std::chrono::milliseconds> approver_timeout{};  // --approver-timeout (0: no limit)
-    std::optional<std::string> session{};        // --session NAME
-    std::vector<std::string> rules_files{};      // --rules FILE
-    bool escalate = false;                       // --escalate
-    std::optional<std::string> justification{};  // --justification
+    std::optional<std::string> session{};                         // --session NAME
+    std::vector<std::string> rules_files{};                       // --rules FILE
+    bool escalate = false;                                        // --escalate
+    std::optional<std::string> justification{};                   // --justification
 };
 
 // The flags, validated.  Reads the rules files; throws Error on a bad mode,

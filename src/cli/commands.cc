@@ -71,9 +71,10 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string
     for (const auto& dir : missing) {
         const std::string parent = parent_path(dir);
         if (::access(parent.c_str(), W_OK) != 0)
-            throw Error(fmt::format("writable root {}: no such directory, and this user cannot make it in {}: {}; "
-                                    "make it first",
-                                    dir, parent, std::strerror(errno)));
+            throw Error(
+                fmt::format("writable root {}: no such directory, and this user cannot make it in {}: {}; "
+                            "make it first",
+                            dir, parent, std::strerror(errno)));
     }
     return {resolve(input, with_directories(env, missing)), missing};
 }
@@ -87,8 +88,7 @@ void make_missing_roots(const std::vector<std::string>& roots) {
 std::string find_linux_helper() {
     if (const char* e = std::getenv("SBX_LINUX_SANDBOX_EXE"); e && *e) {
         std::string path = e;
-        if (path.front() != '/')
-            throw Error(fmt::format("$SBX_LINUX_SANDBOX_EXE: '{}' is not an absolute path", path));
+        if (path.front() != '/') throw Error(fmt::format("$SBX_LINUX_SANDBOX_EXE: '{}' is not an absolute path", path));
         if (!executable_file(path))
             throw Error(fmt::format("$SBX_LINUX_SANDBOX_EXE: {}: not an executable file", path));
         return path;
@@ -105,9 +105,10 @@ std::string find_linux_helper() {
         std::string beside = self.substr(0, self.rfind('/') + 1) + SBX_HELPER_NAME;
         if (executable_file(beside)) return beside;
     }
-    throw Error(fmt::format("the Linux helper {} was not found in {} nor beside sbx; install sbx with "
-                            "'meson install' or set $SBX_LINUX_SANDBOX_EXE",
-                            SBX_HELPER_NAME, SBX_LIBEXECDIR));
+    throw Error(
+        fmt::format("the Linux helper {} was not found in {} nor beside sbx; install sbx with "
+                    "'meson install' or set $SBX_LINUX_SANDBOX_EXE",
+                    SBX_HELPER_NAME, SBX_LIBEXECDIR));
 }
 
 int policy_command(const PolicyCommandArgs& args) {

@@ -51,8 +51,8 @@ json audit_report() {
     audit["readable_by_sbx"] = status.readable;
     audit["denials_listed"] = status.denials_listed();
     audit["records"] = where;
-    audit["summary"] = fmt::format("exact denials {}: {}", status.denials_listed() ? "listed" : "not listed",
-                                   status.detail);
+    audit["summary"] =
+        fmt::format("exact denials {}: {}", status.denials_listed() ? "listed" : "not listed", status.detail);
     return audit;
 }
 
@@ -77,9 +77,8 @@ int doctor_command(const DoctorArgs& args) {
 
     const std::string actions = read_small_file("/proc/sys/kernel/seccomp/actions_avail").value_or("");
     const bool seccomp = !actions.empty();
-    report["seccomp"] = {{"available", seccomp},
-                         {"actions", actions},
-                         {"user_notif", actions.find("user_notif") != std::string::npos}};
+    report["seccomp"] = {
+        {"available", seccomp}, {"actions", actions}, {"user_notif", actions.find("user_notif") != std::string::npos}};
 
     const bool userns = probes::can_unshare(CLONE_NEWUSER);
     const bool userns_unprivileged = ::geteuid() == 0 ? probes::can_unshare(CLONE_NEWUSER, true) : userns;
@@ -99,9 +98,8 @@ int doctor_command(const DoctorArgs& args) {
     } catch (const std::exception& e) {
         report["helper"] = {{"path", nullptr}, {"found", false}, {"error", e.what()}};
     }
-    report["sandbox_exec"] = {{"path", "/usr/bin/sandbox-exec"},
-                              {"present", is_executable("/usr/bin/sandbox-exec")},
-                              {"note", "macOS only"}};
+    report["sandbox_exec"] = {
+        {"path", "/usr/bin/sandbox-exec"}, {"present", is_executable("/usr/bin/sandbox-exec")}, {"note", "macOS only"}};
 
     std::vector<probes::Probe> probes;
     if (!helper.empty()) {
@@ -128,7 +126,8 @@ int doctor_command(const DoctorArgs& args) {
         report["probes"].push_back(to_json(p));
         all = all && p.enforced;
     }
-    report["not_enforced_without_user_namespaces"] = {"protected paths", "metadata changes (chmod, chown, utimes, xattrs)"};
+    report["not_enforced_without_user_namespaces"] = {"protected paths",
+                                                      "metadata changes (chmod, chown, utimes, xattrs)"};
     report["enforced"] = all;
 
     if (args.json) {
@@ -140,8 +139,9 @@ int doctor_command(const DoctorArgs& args) {
     fmt::print("seccomp:          {}\n", seccomp ? "yes (actions: " + actions + ")" : std::string("no"));
     fmt::print("user namespaces:  {} (unprivileged users: {})\n", yes_no(userns), yes_no(userns_unprivileged));
     if (!userns_unprivileged)
-        fmt::print("                  without them sbx refuses workspace sandboxes unless --allow-unprotected, "
-                   "which does not enforce protected paths nor metadata changes\n");
+        fmt::print(
+            "                  without them sbx refuses workspace sandboxes unless --allow-unprotected, "
+            "which does not enforce protected paths nor metadata changes\n");
     fmt::print("audit:            {}\n", report["audit"]["summary"].get<std::string>());
     fmt::print("helper:           {}\n",
                helper.empty() ? "not found: " + report["helper"]["error"].get<std::string>() : helper);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -169,15 +169,16 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
     if (!text.mode.empty()) {
         in.mode = parse_mode(text.mode);
         if (!in.mode)
-            throw Error(fmt::format("--policy: '{}' is not a mode (read-only, workspace-write, "
-                                    "danger-full-access, external-sandbox)",
-                                    text.mode));
+            throw Error(
+                fmt::format("--policy: '{}' is not a mode (read-only, workspace-write, "
+                            "danger-full-access, external-sandbox)",
+                            text.mode));
     }
     if (!text.network.empty()) {
         in.network = parse_network(text.network);
         if (!in.network)
-            throw Error(fmt::format("--network: '{}' is not a network level (restricted, limited, full)",
-                                    text.network));
+            throw Error(
+                fmt::format("--network: '{}' is not a network level (restricted, limited, full)", text.network));
     }
     if (!text.workspace.empty()) in.workspace = PolicyInput::SourcedPath{text.workspace, "--workspace"};
     for (const auto& r : text.writable_roots) in.writable_roots.push_back({r, "--writable-root"});
@@ -283,7 +284,8 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
     if (!text.cwd.empty()) {
         auto real = system_environment().realpath(text.cwd.front() == '/' ? text.cwd : cwd + "/" + text.cwd);
         if (!real) throw Error(fmt::format("--cwd: {}: no such directory", text.cwd));
-        if (::access(real->c_str(), X_OK) != 0) throw Error(fmt::format("--cwd: {}: not an accessible directory", text.cwd));
+        if (::access(real->c_str(), X_OK) != 0)
+            throw Error(fmt::format("--cwd: {}: not an accessible directory", text.cwd));
         cwd = *real;
     }
     args.command.cwd = cwd;
@@ -292,8 +294,7 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
     args.format = text.json ? OutputFormat::Json : text.events ? OutputFormat::Events : OutputFormat::Text;
     for (const auto& kv : text.env) {
         auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw Error(fmt::format("--env: '{}' is not KEY=VALUE", kv));
+        if (eq == std::string::npos || eq == 0) throw Error(fmt::format("--env: '{}' is not KEY=VALUE", kv));
         args.command.set_env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     for (const auto& k : text.unset_env) {
@@ -316,8 +317,7 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         args.target_os = TargetOs::Linux;
 #endif
     }
-    if (args.approval.justification && !args.approval.escalate)
-        throw Error("--justification: only with --escalate");
+    if (args.approval.justification && !args.approval.escalate) throw Error("--justification: only with --escalate");
 }
 
 // Collapses CLI11's message to one line.
@@ -357,8 +357,8 @@ void check_command_word(const CLI::App& app, const std::vector<std::string>& wor
         }
     }
     if (owner == nullptr)
-        throw Error(fmt::format("{}: not an option of sbx nor of {}; see sbx --help",
-                                flag, command == words.end() ? "any command" : "sbx " + *command));
+        throw Error(fmt::format("{}: not an option of sbx nor of {}; see sbx --help", flag,
+                                command == words.end() ? "any command" : "sbx " + *command));
     const std::string name = owner->get_name();
     std::vector<std::string> moved(words.begin(), command);
     throw Error(fmt::format("{}: options go after the command: sbx {} {}{}", flag, name, fmt::join(moved, " "),
@@ -368,9 +368,10 @@ void check_command_word(const CLI::App& app, const std::vector<std::string>& wor
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"sbx runs one command under an OS sandbox described by a small policy, and reports what "
-                 "happened.",
-                 "sbx"};
+    CLI::App app{
+        "sbx runs one command under an OS sandbox described by a small policy, and reports what "
+        "happened.",
+        "sbx"};
     app.set_version_flag("--version", "sbx " SBX_VERSION);
     app.require_subcommand(1);
     app.footer(kExitCodes);
@@ -411,12 +412,13 @@ int main(int argc, char** argv) {
         "check", "Answer, per query, whether the policy allows it and which rule decided (exit 1 if any denied)");
     auto query = [&](const char* flag, CheckQuery::Kind kind, const char* help) {
         if (!in_argv(flag)) return;
-        check->add_option_function<std::vector<std::string>>(
-                 flag,
-                 [&check_args, kind](const std::vector<std::string>& v) {
-                     for (const auto& t : v) check_args.queries.push_back({kind, t});
-                 },
-                 help)
+        check
+            ->add_option_function<std::vector<std::string>>(
+                flag,
+                [&check_args, kind](const std::vector<std::string>& v) {
+                    for (const auto& t : v) check_args.queries.push_back({kind, t});
+                },
+                help)
             ->trigger_on_parse()  // keep the queries in command-line order
             ->group("Queries");
     };
@@ -429,8 +431,8 @@ int main(int argc, char** argv) {
     check->footer(kCheckExitCodes);
 
     DoctorArgs doctor_args;
-    CLI::App* doctor = app.add_subcommand(
-        "doctor", "Report what this machine can enforce, proven by a live probe under each mode");
+    CLI::App* doctor =
+        app.add_subcommand("doctor", "Report what this machine can enforce, proven by a live probe under each mode");
     Adder(*doctor, in_argv, "Options").flag("--json", doctor_args.json, "Print the report as JSON");
     doctor->footer(kDoctorExitCodes);
 
@@ -472,8 +474,7 @@ int main(int argc, char** argv) {
     }
     if (check->parsed()) {
         finish_policy(check_policy, check_args.policy);
-        if (check_args.queries.empty())
-            throw Error("check: no query (give --read, --write, --exec or --connect)");
+        if (check_args.queries.empty()) throw Error("check: no query (give --read, --write, --exec or --connect)");
         return check_command(check_args);
     }
     return doctor_command(doctor_args);

@@ -26,13 +26,13 @@ struct PolicyArgs {
 
 struct RunArgs {
     PolicyArgs policy;
-    CommandSpec command;                      // argv, cwd (absolute), env, stdin
+    CommandSpec command;  // argv, cwd (absolute), env, stdin
     std::optional<std::chrono::milliseconds> timeout;
     OutputCaps caps;
     OutputFormat format = OutputFormat::Text;
     bool dry_run = false;
-    TargetOs target_os = TargetOs::Linux;     // --target-os (dry-run only)
-    approval::ApprovalFlags approval;         // section 7's options, validated by settings_from_args
+    TargetOs target_os = TargetOs::Linux;  // --target-os (dry-run only)
+    approval::ApprovalFlags approval;      // section 7's options, validated by settings_from_args
 };
 
 struct PolicyCommandArgs {

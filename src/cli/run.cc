@@ -79,9 +79,7 @@ public:
         opt.child_cleans_up = a.plan.sandbox == SandboxKind::Linux;
         Utf8Chunker chunkers[2];
         switch (args_.format) {
-            case OutputFormat::Text:
-                opt.passthrough = true;
-                break;
+            case OutputFormat::Text: opt.passthrough = true; break;
             case OutputFormat::Json:
                 opt.passthrough = false;
                 opt.capture = true;
@@ -89,8 +87,8 @@ public:
             case OutputFormat::Events:
                 opt.passthrough = false;
                 opt.capture = true;
-                write_all(STDOUT_FILENO, json_line(begin_event(args_.command.argv, args_.command.cwd,
-                                                               a.plan.sandbox, policy_)));
+                write_all(STDOUT_FILENO,
+                          json_line(begin_event(args_.command.argv, args_.command.cwd, a.plan.sandbox, policy_)));
                 opt.on_output = [&chunkers](Stream s, std::string_view data) {
                     const std::string text = chunkers[s == Stream::Stdout ? 0 : 1].push(data);
                     return text.empty() ? std::string() : json_line(output_event(s, text));
@@ -163,8 +161,7 @@ public:
         r.denial = a.denial;
         if (auto n = denial_note(r)) notes += *n;
         if (a.result.survivors > 0)
-            notes += fmt::format("sbx: warning: {} processes of the command could not be killed\n",
-                                 a.result.survivors);
+            notes += fmt::format("sbx: warning: {} processes of the command could not be killed\n", a.result.survivors);
         // On a line of their own, even after output that ended mid-line.
         if (!notes.empty() && a.result.stderr_mid_line) notes = std::string(1, '\n') + notes;
         return notes;
@@ -194,13 +191,11 @@ int dry_run(const Runner& runner, const RunArgs& args, const approval::ApprovalS
     if (!missing_roots.empty()) out["makes"] = missing_roots;
     if (settings.escalate) {
         if (approval::policy_has_liftable_sandbox(runner.policy()))
-            out["escalation"] = nlohmann::json{
-                {"if_approved", plan_json(runner.make_plan(false, args.target_os))},
-                {"if_refused", "nothing runs (exit 125)"}};
+            out["escalation"] = nlohmann::json{{"if_approved", plan_json(runner.make_plan(false, args.target_os))},
+                                               {"if_refused", "nothing runs (exit 125)"}};
         else
-            out["escalation"] = nlohmann::json{
-                {"note", fmt::format("--escalate has no effect: {}; the plan above runs",
-                                     approval::nothing_to_lift(runner.policy()))}};
+            out["escalation"] = nlohmann::json{{"note", fmt::format("--escalate has no effect: {}; the plan above runs",
+                                                                    approval::nothing_to_lift(runner.policy()))}};
     }
     write_all(STDOUT_FILENO, out.dump(2) + "\n");
     return 0;

@@ -42,7 +42,6 @@ bool looks_like_text(std::string_view s) {
     return true;
 }
 
-
 // The newlines in s, eight bytes at a time (every byte of a capped stream
 // passes here; std::count is a byte at a time).
 std::uint64_t newlines(std::string_view s) {
@@ -68,9 +67,7 @@ std::uint64_t newlines(std::string_view s) {
     return count;
 }
 
-std::string plural(std::uint64_t n, const char* what) {
-    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
-}
+std::string plural(std::uint64_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
 }  // namespace
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "util/fd.h"
 #include <vector>
+#include "util/fd.h"
 
 #include "platform/plan.h"
 
@@ -32,8 +32,7 @@ std::vector<std::string> child_environment(const ExecPlan&, const char* const* b
 // The paths execve tries for argv0, in order: argv0 itself when it contains
 // a '/', else each directory of PATH taken from `env` (the child's
 // environment; the default search path when PATH is unset).
-std::vector<std::string> exec_candidates(const std::string& argv0,
-                                         const std::vector<std::string>& env);
+std::vector<std::string> exec_candidates(const std::string& argv0, const std::vector<std::string>& env);
 
 // Every live or zombie descendant of `ancestor`, from /proc (PPid chains).
 std::vector<pid_t> descendants_of(pid_t ancestor);

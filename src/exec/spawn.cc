@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "util/error.h"
 #include "util/clone_stack.h"
+#include "util/error.h"
 
 namespace sbx::exec {
 
@@ -47,7 +47,8 @@ std::optional<siginfo_t> wait_pidfd(int pidfd, int options) {
 }  // namespace
 
 ExitStatus exit_status_of(const siginfo_t& info) {
-    if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return ExitStatus{128 + info.si_status, info.si_status};
+    if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED)
+        return ExitStatus{128 + info.si_status, info.si_status};
     return ExitStatus{info.si_status, std::nullopt};
 }
 

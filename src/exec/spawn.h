@@ -86,7 +86,8 @@ Child spawn(const char* what, int (*entry)(void*), void* arg);
 // fn = [&] { ...; _exit(0); }.
 template <class F>
 Child spawn(const char* what, F& fn) {
-    return spawn(what, [](void* f) -> int { return (*static_cast<F*>(f))(); }, &fn);
+    return spawn(
+        what, [](void* f) -> int { return (*static_cast<F*>(f))(); }, &fn);
 }
 
 }  // namespace sbx::exec

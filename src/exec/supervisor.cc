@@ -160,8 +160,8 @@ struct ChildSetup {
     int out_fd;
     int err_fd;
     int status_fd;
-    int report_fd;     // the write end of the report pipe, or -1
-    int report_target; // where the program expects it (never status_fd)
+    int report_fd;      // the write end of the report pipe, or -1
+    int report_target;  // where the program expects it (never status_fd)
     const sigset_t* mask;
 };
 
@@ -184,8 +184,7 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
         if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) child_fail(s, kStageStdin, errno);
         if (fd != STDIN_FILENO) ::close(fd);
     }
-    if (::dup2(s.out_fd, STDOUT_FILENO) < 0 || ::dup2(s.err_fd, STDERR_FILENO) < 0)
-        child_fail(s, kStageStdin, errno);
+    if (::dup2(s.out_fd, STDOUT_FILENO) < 0 || ::dup2(s.err_fd, STDERR_FILENO) < 0) child_fail(s, kStageStdin, errno);
     // sbx's own stream handed over as it is (dup2 onto itself keeps its flags).
     ::fcntl(STDOUT_FILENO, F_SETFD, 0);
     ::fcntl(STDERR_FILENO, F_SETFD, 0);
@@ -253,9 +252,7 @@ std::string read_available(int fd) {
     return text;
 }
 
-int child_entry(void* arg) {
-    child_main(*static_cast<const ChildSetup*>(arg));
-}
+int child_entry(void* arg) { child_main(*static_cast<const ChildSetup*>(arg)); }
 
 // A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
 // that fd writes to, so that a reader who stops reading never blocks the loop
@@ -489,7 +486,8 @@ private:
 
 // Whether pid still runs the file at path (it has not exec'd something else).
 bool still_runs(pid_t pid, const std::string& path) {
-    struct stat running {}, file {};
+    struct stat running {
+    }, file{};
     return ::stat(fmt::format("/proc/{}/exe", pid).c_str(), &running) == 0 && ::stat(path.c_str(), &file) == 0 &&
            running.st_dev == file.st_dev && running.st_ino == file.st_ino;
 }
@@ -595,13 +593,12 @@ void fill(StreamResult& r, const OutputCap& cap) {
 // Whether the command can be given sbx's stream fd itself: a valid fd that
 // is not a terminal (a terminal goes on through the pipe, as capped output
 // does, so that the command sees the same kind of stream either way).
-bool can_hand_over(int fd) {
-    return ::fcntl(fd, F_GETFD) != -1 && ::isatty(fd) == 0;
-}
+bool can_hand_over(int fd) { return ::fcntl(fd, F_GETFD) != -1 && ::isatty(fd) == 0; }
 
 // Whether two fds write to the same file (a terminal, a pipe, 2>&1).
 bool same_file(int a, int b) {
-    struct stat sa {}, sb {};
+    struct stat sa {
+    }, sb{};
     return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
@@ -626,8 +623,13 @@ public:
     // and read through a signalfd; the command's streams are pipes sbx
     // reads, or sbx's own streams handed over.
     Run(const ExecPlan& plan, const SuperviseOptions& opt)
-        : plan_(plan), opt_(opt), sigfd_(watch_signals()), loop_(opt), out_sink_{opt.stdout_fd},
-          err_sink_{opt.stderr_fd}, out_{Stream::Stdout, Fd(), OutputCap(opt.caps), &result_.out, nullptr},
+        : plan_(plan),
+          opt_(opt),
+          sigfd_(watch_signals()),
+          loop_(opt),
+          out_sink_{opt.stdout_fd},
+          err_sink_{opt.stderr_fd},
+          out_{Stream::Stdout, Fd(), OutputCap(opt.caps), &result_.out, nullptr},
           err_{Stream::Stderr, Fd(), OutputCap(opt.caps), &result_.err, nullptr} {
         result_.caps = opt.caps;
         set_up_streams();
@@ -806,8 +808,7 @@ private:
         if (plan_.report_fd >= 0) {
             report_pipe_ = exec::make_pipe();
             if (status_pipe_.write.get() == plan_.report_fd) {
-                status_pipe_.write =
-                    Fd(::fcntl(status_pipe_.write.get(), F_DUPFD_CLOEXEC, plan_.report_fd + 1));
+                status_pipe_.write = Fd(::fcntl(status_pipe_.write.get(), F_DUPFD_CLOEXEC, plan_.report_fd + 1));
                 if (!status_pipe_.write.valid())
                     throw Error(fmt::format("cannot move a pipe: {}", std::strerror(errno)));
             }
@@ -887,8 +888,11 @@ private:
             const bool fed = (out_.open && out_.sink == &s) || (err_.open && err_.sink == &s);
             return pollfd{fed && !s.gone ? s.write_fd() : -1, static_cast<short>(s.waiting() ? POLLOUT : 0), 0};
         };
-        return {pollfd{sigfd_.get(), POLLIN, 0}, pollfd{exited_ ? -1 : child_->pidfd(), POLLIN, 0},
-                pollfd{reading(out_), POLLIN, 0}, pollfd{reading(err_), POLLIN, 0}, watching(out_sink_),
+        return {pollfd{sigfd_.get(), POLLIN, 0},
+                pollfd{exited_ ? -1 : child_->pidfd(), POLLIN, 0},
+                pollfd{reading(out_), POLLIN, 0},
+                pollfd{reading(err_), POLLIN, 0},
+                watching(out_sink_),
                 watching(err_sink_)};
     }
 

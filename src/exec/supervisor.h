@@ -57,10 +57,10 @@ struct SuperviseOptions {
 };
 
 struct StreamResult {
-    std::string shown;          // the capped bytes (head, then tail), when capture is on
-    std::string tail;           // the last tail_bytes bytes seen, when asked for
+    std::string shown;  // the capped bytes (head, then tail), when capture is on
+    std::string tail;   // the last tail_bytes bytes seen, when asked for
     bool truncated = false;
-    std::uint64_t bytes = 0;    // total bytes seen (0 when given sbx's stream itself)
+    std::uint64_t bytes = 0;  // total bytes seen (0 when given sbx's stream itself)
     std::uint64_t shown_bytes = 0;
     std::uint64_t shown_lines = 0;
     std::uint64_t omitted_bytes = 0;
@@ -68,9 +68,9 @@ struct StreamResult {
 };
 
 struct ExecResult {
-    int exit_code = 0;               // sbx's exit status for this run (124, 128+N, ...)
-    OutputCaps caps;                 // the caps that applied
-    std::optional<int> signal;       // the signal that killed the command
+    int exit_code = 0;          // sbx's exit status for this run (124, 128+N, ...)
+    OutputCaps caps;            // the caps that applied
+    std::optional<int> signal;  // the signal that killed the command
     bool timed_out = false;
     std::int64_t duration_ms = 0;
     StreamResult out;

@@ -11,9 +11,7 @@ namespace sbx {
 
 namespace {
 
-Fd audit_socket(int flags) {
-    return Fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | flags, NETLINK_AUDIT));
-}
+Fd audit_socket(int flags) { return Fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | flags, NETLINK_AUDIT)); }
 
 // AUDIT_GET: -1 unknown (not permitted), 0 off, 1 on.
 int audit_enabled() {
@@ -27,8 +25,7 @@ int audit_enabled() {
     req.nlmsg_flags = NLM_F_REQUEST;
     sockaddr_nl kernel{};
     kernel.nl_family = AF_NETLINK;
-    if (::sendto(fd.get(), &req, req.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0)
-        return -1;
+    if (::sendto(fd.get(), &req, req.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) return -1;
     alignas(nlmsghdr) char buf[8192];
     const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
     if (n < static_cast<ssize_t>(NLMSG_LENGTH(sizeof(struct ::audit_status)))) return -1;
@@ -58,8 +55,7 @@ AuditStatus audit_status() {
     const int enabled = audit_enabled();
     s.readable = subscribe_readlog().valid();
     if (enabled != -1) s.enabled = enabled == 1;
-    if (s.enabled == false)
-        s.detail = "audit is off (auditctl -e 1 turns it on), so no Landlock denial is recorded";
+    if (s.enabled == false) s.detail = "audit is off (auditctl -e 1 turns it on), so no Landlock denial is recorded";
     else if (s.enabled == true)
         s.detail = s.readable ? "audit is on and readable: exact Landlock denials are reported"
                               : "audit is on, but its records are readable only with CAP_AUDIT_READ: run sbx as root";

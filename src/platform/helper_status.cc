@@ -19,8 +19,8 @@ HelperStatus parse_helper_status(std::string_view report) {
         const nlohmann::json line = nlohmann::json::parse(report.substr(start, end - start), nullptr, false);
         start = end + 1;
         if (!line.is_object()) continue;
-        if (auto e = line.find("error"); e != line.end() && e->is_object() && e->contains("message") &&
-                                         (*e)["message"].is_string()) {
+        if (auto e = line.find("error");
+            e != line.end() && e->is_object() && e->contains("message") && (*e)["message"].is_string()) {
             status.error = (*e)["message"].get<std::string>();
         }
         if (auto x = line.find("exec_error"); x != line.end() && x->is_object()) {
@@ -64,9 +64,10 @@ std::string describe_exec_failure(const ExecFailure& f, const CanonicalPolicy* p
                            : fmt::format("{}: the sandbox gives no access to {}", head, path);
     }
     if (S_ISREG(*f.mode) && (*f.mode & 0111) == 0)
-        return fmt::format("{}: its mode {:04o} has no execute permission (the file's, not the sandbox's); "
-                           "chmod +x {}, or run it through its interpreter",
-                           head, *f.mode & 07777, *f.path);
+        return fmt::format(
+            "{}: its mode {:04o} has no execute permission (the file's, not the sandbox's); "
+            "chmod +x {}, or run it through its interpreter",
+            head, *f.mode & 07777, *f.path);
     return head;
 }
 

@@ -13,10 +13,9 @@ const std::vector<std::string>& kept_env_names() {
 
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
                                            const std::string& command_cwd, bool record_denials) {
-    std::vector<std::string> args{helper,
-                                  "--sandbox-policy-cwd", policy.workspace,
-                                  "--command-cwd", command_cwd,
-                                  "--status-fd", std::to_string(kHelperStatusFd)};
+    std::vector<std::string> args{
+        helper,        "--sandbox-policy-cwd",         policy.workspace, "--command-cwd", command_cwd,
+        "--status-fd", std::to_string(kHelperStatusFd)};
     if (record_denials) args.emplace_back("--record-denials");
     args.insert(args.end(), {"--sandbox-policy", to_json(policy).dump()});
     return args;
@@ -43,8 +42,9 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         // Seatbelt has no private network: "limited" would reach the host's
         // localhost, which the policy forbids.  Refuse rather than run weaker.
         if (policy.network == Network::Limited)
-            throw Error("--network: limited cannot be enforced on macOS (Seatbelt has no private loopback; the "
-                        "host's localhost would be reachable); use -n restricted or -n full");
+            throw Error(
+                "--network: limited cannot be enforced on macOS (Seatbelt has no private loopback; the "
+                "host's localhost would be reachable); use -n restricted or -n full");
         out.argv = seatbelt_argv(policy, command.argv, paths.sandbox_exec);
         out.sandbox = SandboxKind::MacosSeatbelt;
     }

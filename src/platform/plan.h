@@ -17,24 +17,24 @@ enum class StdinMode { Inherit, Null };
 // The command as the user gave it.
 struct CommandSpec {
     std::vector<std::string> argv;
-    std::string cwd;                           // absolute
+    std::string cwd;                             // absolute
     std::map<std::string, std::string> set_env;  // --env KEY=VALUE
     std::vector<std::string> unset_env;          // --unset-env KEY
     bool clear_env = false;                      // --clear-env
     StdinMode stdin_mode = StdinMode::Inherit;
-    bool record_denials = false;                 // --record-denials (the helper's recorder)
+    bool record_denials = false;  // --record-denials (the helper's recorder)
 };
 
 // Where the platform's sandbox programs live.
 struct PlatformPaths {
-    std::string linux_helper;                          // absolute path of codex-linux-sandbox
+    std::string linux_helper;                            // absolute path of codex-linux-sandbox
     std::string sandbox_exec = "/usr/bin/sandbox-exec";  // macOS, never from PATH
 };
 
 // Exactly what to run.  The child's environment is: sbx's own (or, with
 // clear_env, only the kept variables), minus env_remove, plus env_add.
 struct ExecPlan {
-    std::vector<std::string> argv;              // argv[0] is absolute, or a name for execvp
+    std::vector<std::string> argv;  // argv[0] is absolute, or a name for execvp
     std::map<std::string, std::string> env_add;
     std::vector<std::string> env_remove;
     bool clear_env = false;

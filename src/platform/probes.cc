@@ -154,9 +154,7 @@ const char* const kSh = "/bin/sh";
 const char* const kBash = "/bin/bash";
 const char* const kPython = "/usr/bin/python3";
 
-std::vector<std::string> sh_write(const std::string& path) {
-    return {kSh, "-c", "echo probe > \"$1\"", "sh", path};
-}
+std::vector<std::string> sh_write(const std::string& path) { return {kSh, "-c", "echo probe > \"$1\"", "sh", path}; }
 
 std::vector<std::string> bash_connect(int port) {
     return {kBash, "-c", "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port)};
@@ -189,12 +187,10 @@ Probe probe_workspace_write(const std::string& helper, const std::string& ws, co
     ::mkdir((ws + "/.git").c_str(), 0755);
     const std::string hook = ws + "/.git/probe";
     Outcome git = run_probe(helper, policy, ws, sh_write(hook));
-    p.check("a write in the protected .git is refused", git.ran && git.exit_code != 0 && !exists(hook),
-            describe(git));
+    p.check("a write in the protected .git is refused", git.ran && git.exit_code != 0 && !exists(hook), describe(git));
     const std::string sbx_dir = ws + "/.sbx";
     Outcome first = run_probe(helper, policy, ws, {kSh, "-c", "mkdir \"$1\"", "sh", sbx_dir});
-    p.check("creating a first .sbx is refused", first.ran && first.exit_code != 0 && !exists(sbx_dir),
-            describe(first));
+    p.check("creating a first .sbx is refused", first.ran && first.exit_code != 0 && !exists(sbx_dir), describe(first));
     return p;
 }
 
@@ -213,11 +209,10 @@ Probe probe_network(const std::string& helper, const std::string& ws, HostListen
             describe(control));
     Outcome connect = run_probe(helper, policy, ws, bash_connect(host.port()));
     const bool leaked = host.accepted();
-    p.check("the host's 127.0.0.1 is unreachable", connect.ran && connect.exit_code != 0 && !leaked,
-            describe(connect));
+    p.check("the host's 127.0.0.1 is unreachable", connect.ran && connect.exit_code != 0 && !leaked, describe(connect));
     if (level == Network::Restricted) {
-        Outcome sock = run_probe(helper, policy, ws,
-                                 {kBash, "-c", "exec 3<>/dev/udp/127.0.0.1/" + std::to_string(host.port())});
+        Outcome sock =
+            run_probe(helper, policy, ws, {kBash, "-c", "exec 3<>/dev/udp/127.0.0.1/" + std::to_string(host.port())});
         p.check("a UDP socket is refused", sock.ran && sock.exit_code != 0, describe(sock));
     } else if (is_executable(kPython)) {
         const char* script =

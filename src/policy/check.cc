@@ -63,8 +63,8 @@ Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
         host = target.substr(0, colon);
         port = target.substr(colon + 1);
     }
-    if (host.empty() || port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
-        port.size() > 5 || std::stoul(port) > 65535)
+    if (host.empty() || port.empty() || port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+        std::stoul(port) > 65535)
         throw Error(fmt::format("--connect: '{}' is not HOST:PORT", target));
     Verdict v{false, target, ""};
     switch (p.network) {
@@ -118,8 +118,8 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         return v;
     }
     if (!d.access) {
-        v.rule = fmt::format("no entry covers it: the policy reads only its entries (allow with --read-only {})",
-                             v.subject);
+        v.rule =
+            fmt::format("no entry covers it: the policy reads only its entries (allow with --read-only {})", v.subject);
         return v;
     }
     if (*d.access == FsAccess::Deny) {
@@ -130,10 +130,10 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
     if (d.entry->protection) {
         v.rule = d.entry->rule;
     } else if (p.mode == Mode::ReadOnly) {
-        v.rule = fmt::format("{}: nothing is writable but /dev/null (allow with -p workspace-write -w DIR)", d.entry->rule);
+        v.rule =
+            fmt::format("{}: nothing is writable but /dev/null (allow with -p workspace-write -w DIR)", d.entry->rule);
     } else if (d.entry->path == "/" || d.entry->given == "/") {
-        v.rule = fmt::format("not under a writable root (allow with -w {})",
-                             parent_path(v.subject));
+        v.rule = fmt::format("not under a writable root (allow with -w {})", parent_path(v.subject));
     } else {
         v.rule = fmt::format("{}: read-only", d.entry->rule);
     }

@@ -117,7 +117,8 @@ private:
         auto it = obj.find("glob_scan_max_depth");
         if (it == obj.end() || it->is_null()) return std::nullopt;
         const std::string key = at(where, "glob_scan_max_depth");
-        if (!it->is_number_integer() || (it->is_number_unsigned() ? it->get<std::uint64_t>() == 0 : it->get<std::int64_t>() < 1))
+        if (!it->is_number_integer() ||
+            (it->is_number_unsigned() ? it->get<std::uint64_t>() == 0 : it->get<std::int64_t>() < 1))
             fail(key, fmt::format("expected a whole number >= 1, got {}", describe(*it)));
         const std::uint64_t n = it->get<std::uint64_t>();
         return static_cast<unsigned>(std::min<std::uint64_t>(n, UINT_MAX));
@@ -141,9 +142,9 @@ private:
         }
         const std::string vw = at(where, "value");
         const json& value = object(member(v, where, "value"), vw);
-        const std::string kind = tag(value, vw, "kind",
-                                     {"root", "minimal", "tmpdir", "slash_tmp", "project_roots",
-                                      "current_working_directory", "unknown"});
+        const std::string kind =
+            tag(value, vw, "kind",
+                {"root", "minimal", "tmpdir", "slash_tmp", "project_roots", "current_working_directory", "unknown"});
         // An optional string: absent and null are the same.
         auto optional_string = [&](const std::string& key) -> std::optional<std::string> {
             auto it = value.find(key);
@@ -170,7 +171,8 @@ private:
 
     FsAccess access(const json& v, const std::string& where) const {
         if (!v.is_string())
-            fail(where, fmt::format("expected one of {}, got {}", quoted({"read", "write", "deny", "none"}), describe(v)));
+            fail(where,
+                 fmt::format("expected one of {}, got {}", quoted({"read", "write", "deny", "none"}), describe(v)));
         const std::string a = v.get<std::string>();
         if (a == "read") return FsAccess::Read;
         if (a == "write") return FsAccess::Write;
@@ -189,7 +191,8 @@ private:
         if (auto it = v.find("missing_path_behavior"); it != v.end() && !it->is_null()) {
             // Accepted and without effect (section 4.5).
             if (!it->is_string() || it->get<std::string>() != "skip")
-                fail(at(where, "missing_path_behavior"), fmt::format("expected \"skip\" or null, got {}", describe(*it)));
+                fail(at(where, "missing_path_behavior"),
+                     fmt::format("expected \"skip\" or null, got {}", describe(*it)));
         }
         e.source = fmt::format("{}: {}", source_, where);
         const bool cwd_absolute = !cwd_.empty() && cwd_.front() == '/';
@@ -254,7 +257,8 @@ private:
         if (auto it = doc.find("network"); it != doc.end() && !it->is_null()) {
             object(*it, "network");
             if (auto e = it->find("enabled"); e != it->end() && !e->is_null()) {
-                if (!e->is_boolean()) fail("network.enabled", fmt::format("expected true or false, got {}", describe(*e)));
+                if (!e->is_boolean())
+                    fail("network.enabled", fmt::format("expected true or false, got {}", describe(*e)));
                 if (e->get<bool>()) p.network = Network::Full;
             }
         }
@@ -269,7 +273,8 @@ private:
                 auto list = fs.find(key);
                 if (list == fs.end() || list->is_null()) continue;
                 const std::string where = at("file_system", key);
-                if (!list->is_array()) fail(where, fmt::format("expected a list of absolute paths, got {}", describe(*list)));
+                if (!list->is_array())
+                    fail(where, fmt::format("expected a list of absolute paths, got {}", describe(*list)));
                 for (std::size_t i = 0; i < list->size(); ++i) {
                     const std::string w = fmt::format("{}[{}]", where, i);
                     FsEntry e{{FsTarget::Kind::Path, absolute_path((*list)[i], w)},
@@ -319,8 +324,7 @@ bool full_disk_write(const std::vector<FsEntry>& entries) {
             continue;
         }
         if (e.access == FsAccess::Deny) return false;
-        if (e.access == FsAccess::Read &&
-            std::none_of(entries.begin(), entries.end(), [&](const FsEntry& w) {
+        if (e.access == FsAccess::Read && std::none_of(entries.begin(), entries.end(), [&](const FsEntry& w) {
                 return w.access == FsAccess::Write && same_place(w.target, e.target);
             }))
             return false;

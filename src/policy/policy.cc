@@ -3,21 +3,21 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <set>
-#include <unordered_map>
-#include <fstream>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -63,9 +63,10 @@ PolicyInput with_home_expanded(PolicyInput in, const Environment& env) {
 void validate_name(const std::string& name, const std::string& source) {
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
         name.find('\0') != std::string::npos) {
-        throw Error(fmt::format("{}: '{}' is not a file name (a protected name is one path component "
-                                "such as .git)",
-                                source, name));
+        throw Error(
+            fmt::format("{}: '{}' is not a file name (a protected name is one path component "
+                        "such as .git)",
+                        source, name));
     }
 }
 
@@ -84,8 +85,7 @@ std::string resolve_dir(const std::string& given, const Environment& env, const 
 }
 
 // The protected paths at the top of one writable root.
-std::vector<std::string> protected_paths_of(const std::string& root,
-                                            const std::vector<std::string>& names,
+std::vector<std::string> protected_paths_of(const std::string& root, const std::vector<std::string>& names,
                                             const Environment& env) {
     std::vector<std::string> out;
     for (const auto& name : names) {
@@ -139,14 +139,16 @@ void check_writable_roots(const PolicyInput& in, Mode mode) {
                                     by_flag || by_default ? "" : ", from " + in.mode_source));
         }
         case Mode::DangerFullAccess:
-            throw Error(fmt::format("{}: danger-full-access makes everything writable already, so writable "
-                                    "roots add nothing; drop them, or use -p workspace-write to write only there",
-                                    source));
+            throw Error(
+                fmt::format("{}: danger-full-access makes everything writable already, so writable "
+                            "roots add nothing; drop them, or use -p workspace-write to write only there",
+                            source));
         case Mode::ExternalSandbox:
-            throw Error(fmt::format("{}: external-sandbox leaves the filesystem to the sandbox outside sbx, so "
-                                    "writable roots add nothing; drop them, or use -p workspace-write to write "
-                                    "only there",
-                                    source));
+            throw Error(
+                fmt::format("{}: external-sandbox leaves the filesystem to the sandbox outside sbx, so "
+                            "writable roots add nothing; drop them, or use -p workspace-write to write "
+                            "only there",
+                            source));
         case Mode::WorkspaceWrite: break;
     }
 }
@@ -282,8 +284,8 @@ std::vector<FsEntry> preset_entries(Mode mode, ReadBase base, const PolicyInput&
         return {entry(FsTarget::Kind::Root, "", FsAccess::Write, source)};
     std::vector<FsEntry> out;
     if (base != ReadBase::None)
-        out.push_back(entry(base == ReadBase::Root ? FsTarget::Kind::Root : FsTarget::Kind::Minimal, "", FsAccess::Read,
-                            source));
+        out.push_back(
+            entry(base == ReadBase::Root ? FsTarget::Kind::Root : FsTarget::Kind::Minimal, "", FsAccess::Read, source));
     if (mode == Mode::ReadOnly) return out;
     out.push_back(entry(FsTarget::Kind::Path, workspace, FsAccess::Write, source + ": the workspace"));
     for (const auto& r : roots) out.push_back(entry(FsTarget::Kind::Path, r, FsAccess::Write, "--writable-root"));
@@ -297,8 +299,8 @@ std::vector<FsEntry> preset_entries(Mode mode, ReadBase base, const PolicyInput&
 }
 
 const std::vector<std::string>& minimal_paths() {
-    static const std::vector<std::string> paths{"/bin", "/sbin", "/usr", "/etc", "/lib", "/lib64",
-                                                "/nix/store", "/run/current-system/sw"};
+    static const std::vector<std::string> paths{"/bin", "/sbin",  "/usr",       "/etc",
+                                                "/lib", "/lib64", "/nix/store", "/run/current-system/sw"};
     return paths;
 }
 
@@ -319,9 +321,10 @@ public:
         for (; i < parts.size() && !has_glob_chars(parts[i]); ++i) prefix = join_path(prefix, parts[i]);
         if (i == parts.size()) return {prefix};  // no glob characters: the path itself
         if (prefix == "/")
-            throw Error(fmt::format("deny glob '{}' cannot be safely expanded from the root directory; use a "
-                                    "pattern with a directory prefix (such as /home/u/**/*.env)",
-                                    pattern_));
+            throw Error(
+                fmt::format("deny glob '{}' cannot be safely expanded from the root directory; use a "
+                            "pattern with a directory prefix (such as /home/u/**/*.env)",
+                            pattern_));
         if (!env_.realpath(prefix)) return {};
         walk(prefix, parts, i, 0);
         return matches_;
@@ -353,7 +356,8 @@ private:
         }
         if (!has_glob_chars(part)) {
             const std::string path = join_path(dir, part);
-            if (env_.lexists(path) && (i + 1 == parts.size() || env_.is_directory(path))) walk(path, parts, i + 1, depth + 1);
+            if (env_.lexists(path) && (i + 1 == parts.size() || env_.is_directory(path)))
+                walk(path, parts, i + 1, depth + 1);
             return;
         }
         for (const auto& name : env_.list_directory(dir)) {
@@ -540,14 +544,16 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     const bool listed = in.entries.has_value();
     if (listed) {
         if (in.exclude_slash_tmp || in.exclude_tmpdir_env_var)
-            throw Error(fmt::format("{}: the exclude_slash_tmp and exclude_tmpdir_env_var keys shape a mode's "
-                                    "preset; a list of entries replaces the preset (leave out the :slash_tmp or "
-                                    ":tmpdir entry instead)",
-                                    in.entries_source));
+            throw Error(
+                fmt::format("{}: the exclude_slash_tmp and exclude_tmpdir_env_var keys shape a mode's "
+                            "preset; a list of entries replaces the preset (leave out the :slash_tmp or "
+                            ":tmpdir entry instead)",
+                            in.entries_source));
         if (in.read_base)
-            throw Error(fmt::format("{}: {} lists its own entries; replace its :root entry with :minimal "
-                                    "there",
-                                    in.read_base_source, in.entries_source));
+            throw Error(
+                fmt::format("{}: {} lists its own entries; replace its :root entry with :minimal "
+                            "there",
+                            in.read_base_source, in.entries_source));
     }
     // A list of entries decides the mode unless it leaves the filesystem
     // open (danger-full-access, external-sandbox).
@@ -556,20 +562,18 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
         for (const auto& e : *in.entries)
             if (e.access == FsAccess::Write) derived = Mode::WorkspaceWrite;
     // -w roots added to a list make it writable too.
-    p.mode = in.mode.value_or(!listed ? Mode::ReadOnly
-                                      : in.writable_roots.empty() ? derived : Mode::WorkspaceWrite);
+    p.mode = in.mode.value_or(!listed ? Mode::ReadOnly : in.writable_roots.empty() ? derived : Mode::WorkspaceWrite);
     if (listed && in.mode && (*in.mode == Mode::ReadOnly || *in.mode == Mode::WorkspaceWrite) && *in.mode != derived)
-        throw Error(fmt::format("{}: the entries make the policy {}, not {}{}", in.mode_source, to_string(derived),
-                                to_string(*in.mode),
-                                derived == Mode::ReadOnly ? " (no entry gives write access)" : " (an entry gives write access)"));
-    const Network default_network =
-        p.mode == Mode::DangerFullAccess ? Network::Full : Network::Restricted;
+        throw Error(fmt::format(
+            "{}: the entries make the policy {}, not {}{}", in.mode_source, to_string(derived), to_string(*in.mode),
+            derived == Mode::ReadOnly ? " (no entry gives write access)" : " (an entry gives write access)"));
+    const Network default_network = p.mode == Mode::DangerFullAccess ? Network::Full : Network::Restricted;
     p.network = in.network.value_or(default_network);
     if (p.mode == Mode::DangerFullAccess && p.network != Network::Full) {
-        throw Error(fmt::format(
-            "{}: danger-full-access has no sandbox, so network '{}' cannot be enforced; use "
-            "-p external-sandbox -n {} to restrict only the network",
-            in.network_source, to_string(p.network), to_string(p.network)));
+        throw Error(
+            fmt::format("{}: danger-full-access has no sandbox, so network '{}' cannot be enforced; use "
+                        "-p external-sandbox -n {} to restrict only the network",
+                        in.network_source, to_string(p.network), to_string(p.network)));
     }
     if (p.mode == Mode::DangerFullAccess && in.limits != Limits{}) {
         throw Error(
@@ -584,10 +588,10 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     const bool sandboxed = p.sandboxed_filesystem();
     if (!sandboxed && (!in.extra_entries.empty() || in.read_base)) {
         const std::string flag = in.read_base ? in.read_base_source : in.extra_entries.front().source;
-        throw Error(fmt::format("{}: {} leaves the filesystem {}, so filesystem entries cannot be enforced; use "
-                                "-p read-only or -p workspace-write",
-                                flag, to_string(p.mode),
-                                p.mode == Mode::DangerFullAccess ? "unsandboxed" : "to the outside sandbox"));
+        throw Error(fmt::format(
+            "{}: {} leaves the filesystem {}, so filesystem entries cannot be enforced; use "
+            "-p read-only or -p workspace-write",
+            flag, to_string(p.mode), p.mode == Mode::DangerFullAccess ? "unsandboxed" : "to the outside sandbox"));
     }
 
     const auto ws = in.workspace.value_or(PolicyInput::SourcedPath{env.cwd, "cwd"});
@@ -605,8 +609,7 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     p.allow_unprotected = in.allow_unprotected.value_or(false);
     p.limits = in.limits;
     p.glob_scan_max_depth = in.glob_scan_max_depth;
-    if (p.glob_scan_max_depth && *p.glob_scan_max_depth == 0)
-        throw Error("glob_scan_max_depth: must be 1 or more");
+    if (p.glob_scan_max_depth && *p.glob_scan_max_depth == 0) throw Error("glob_scan_max_depth: must be 1 or more");
 
     p.protected_names = in.protected_names.value_or(default_protected_names());
     for (const auto& n : p.protected_names) validate_name(n, "protected_names");
@@ -628,7 +631,8 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     // The whole list: the preset (or the given list), the extra roots, the flags' entries.
     if (listed) {
         p.entries = *in.entries;
-        for (const auto& r : roots) p.entries.push_back(entry(FsTarget::Kind::Path, r, FsAccess::Write, "--writable-root"));
+        for (const auto& r : roots)
+            p.entries.push_back(entry(FsTarget::Kind::Path, r, FsAccess::Write, "--writable-root"));
     } else {
         p.entries = preset_entries(p.mode, in.read_base.value_or(ReadBase::Root), in, p.workspace, roots);
     }
@@ -647,7 +651,8 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
         if (std::find(unique.begin(), unique.end(), e) == unique.end()) unique.push_back(std::move(e));
     p.entries = std::move(unique);
     for (const auto& e : p.entries)
-        if ((e.target.kind == FsTarget::Kind::Path || e.target.kind == FsTarget::Kind::Glob) && !is_absolute(e.target.value))
+        if ((e.target.kind == FsTarget::Kind::Path || e.target.kind == FsTarget::Kind::Glob) &&
+            !is_absolute(e.target.value))
             throw Error(fmt::format("{}: '{}' is not an absolute path", e.source, e.target.value));
 
     if (!sandboxed) {
@@ -687,11 +692,17 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
             });
             if (lifted) continue;
             const std::string name = base_name(path);
-            const bool named = parent_path(path) == w.path &&
-                               std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end();
-            ResolvedEntry r{path, "", FsAccess::Read, env.lexists(path), env.is_directory(path),
-                            named ? fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)
-                                  : fmt::format("protected: {} (what a protected name in {} leads to)", path, w.path),
+            const bool named =
+                parent_path(path) == w.path &&
+                std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end();
+            ResolvedEntry r{path,
+                            "",
+                            FsAccess::Read,
+                            env.lexists(path),
+                            env.is_directory(path),
+                            named
+                                ? fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)
+                                : fmt::format("protected: {} (what a protected name in {} leads to)", path, w.path),
                             true};
             protections.push_back(std::move(r));
         }
@@ -727,7 +738,8 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     }
     for (auto& w : p.writable) {
         std::sort(w.protected_paths.begin(), w.protected_paths.end());
-        w.protected_paths.erase(std::unique(w.protected_paths.begin(), w.protected_paths.end()), w.protected_paths.end());
+        w.protected_paths.erase(std::unique(w.protected_paths.begin(), w.protected_paths.end()),
+                                w.protected_paths.end());
     }
     // A deny or read-only path reached through a symlink inside a writable
     // root could be redirected by the command before the view is built:
@@ -736,9 +748,10 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
         if (e.access == FsAccess::Write || e.given.empty()) continue;
         const std::string link = planted_symlink(e.given, writable_paths, env);
         if (!link.empty())
-            throw Error(fmt::format("{}: cannot enforce {} on {}: its path crosses the symlink {}, inside a writable "
-                                    "root, which the command could change; name the real path ({})",
-                                    e.rule, to_string(e.access), e.given, link, e.path));
+            throw Error(
+                fmt::format("{}: cannot enforce {} on {}: its path crosses the symlink {}, inside a writable "
+                            "root, which the command could change; name the real path ({})",
+                            e.rule, to_string(e.access), e.given, link, e.path));
     }
     return p;
 }
@@ -771,7 +784,8 @@ std::string to_text(const CanonicalPolicy& p) {
             first = false;
         }
     }
-    line("protected names", p.protected_names.empty() ? "(none)" : fmt::format("{}", fmt::join(p.protected_names, " ")));
+    line("protected names",
+         p.protected_names.empty() ? "(none)" : fmt::format("{}", fmt::join(p.protected_names, " ")));
     std::vector<std::string> lim;
     auto add = [&](std::string_view name, const std::optional<std::uint64_t>& v) {
         if (v) lim.push_back(fmt::format("{}={}", name, *v));
@@ -851,18 +865,19 @@ bool is_home_relative(const std::string& path) { return path == "~" || path.star
 std::string expand_home(const std::string& path, const Environment& env, const std::string& source) {
     if (!path.starts_with('~')) return path;
     if (!is_home_relative(path))
-        throw Error(fmt::format("{}: '{}': only ~ and ~/ are expanded (the home of another user is not)", source,
-                                path));
+        throw Error(
+            fmt::format("{}: '{}': only ~ and ~/ are expanded (the home of another user is not)", source, path));
     if (!env.home)
-        throw Error(fmt::format("{}: '{}': ~ needs $HOME set to an absolute path; write the path in full", source,
-                                path));
+        throw Error(
+            fmt::format("{}: '{}': ~ needs $HOME set to an absolute path; write the path in full", source, path));
     return path == "~" ? *env.home : join_path(*env.home, path.substr(2));
 }
 
 Environment system_environment() {
     Environment env;
     std::array<char, PATH_MAX> buf{};
-    if (!::getcwd(buf.data(), buf.size())) throw Error(fmt::format("cwd: cannot read the current directory: {}", std::strerror(errno)));
+    if (!::getcwd(buf.data(), buf.size()))
+        throw Error(fmt::format("cwd: cannot read the current directory: {}", std::strerror(errno)));
     env.cwd = buf.data();
     if (const char* t = std::getenv("TMPDIR"); t && *t) env.tmpdir = t;
     if (const char* h = std::getenv("HOME"); h && h[0] == '/') env.home = join_path("/", h);

@@ -141,7 +141,7 @@ struct Environment {
     // The names in a directory (not "." and ".."), for deny globs; empty when
     // it cannot be read.
     std::function<std::vector<std::string>(const std::string&)> list_directory;
-    unsigned euid = 0;  // for /tmp/codex-daemon-<euid>
+    unsigned euid = 0;                // for /tmp/codex-daemon-<euid>
     std::optional<std::string> home;  // $HOME, if set and absolute: what ~ in a policy file means
 };
 
@@ -154,7 +154,6 @@ std::string gitdir_of_text(std::string_view git_file_text);
 // Throws Error naming source for "~" without $HOME and for "~user".
 std::string expand_home(const std::string& path, const Environment& env, const std::string& source);
 bool is_home_relative(const std::string& path);  // "~" or "~/..."
-
 
 // The real filesystem and this process's cwd and $TMPDIR.
 Environment system_environment();
@@ -211,9 +210,7 @@ struct CanonicalPolicy {
     std::vector<WritableRoot> writable;
     std::vector<std::string> denied;  // deny entries that decide their path, globs expanded
 
-    bool sandboxed_filesystem() const {
-        return mode == Mode::ReadOnly || mode == Mode::WorkspaceWrite;
-    }
+    bool sandboxed_filesystem() const { return mode == Mode::ReadOnly || mode == Mode::WorkspaceWrite; }
     // True when "/" is readable (a :root read or write entry): the view is the
     // host's filesystem, read-only; otherwise it is empty but for the entries.
     bool reads_root() const;
@@ -263,8 +260,7 @@ CheckedPolicy read_policy_text(std::string_view text, const std::string& source,
 
 // Parse a canonical or Codex policy document and resolve it in env: what the
 // helper does with --sandbox-policy.
-CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source,
-                                  const Environment& env);
+CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env);
 
 // Codex 0.169's --permission-profile JSON (CODEX-HELPER.md section 3): every
 // shape it accepts, unknown keys ignored as Codex ignores them.  policy_cwd is

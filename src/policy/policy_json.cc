@@ -17,9 +17,17 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::array<std::string_view, 11> kInputKeys{
-    "mode", "network", "workspace", "writable_roots", "exclude_slash_tmp", "exclude_tmpdir_env_var",
-    "protected_names", "allow_unprotected", "limits", "entries", "glob_scan_max_depth"};
+constexpr std::array<std::string_view, 11> kInputKeys{"mode",
+                                                      "network",
+                                                      "workspace",
+                                                      "writable_roots",
+                                                      "exclude_slash_tmp",
+                                                      "exclude_tmpdir_env_var",
+                                                      "protected_names",
+                                                      "allow_unprotected",
+                                                      "limits",
+                                                      "entries",
+                                                      "glob_scan_max_depth"};
 constexpr std::array<std::string_view, 3> kDerivedKeys{"readable", "writable", "denied"};
 constexpr std::array<std::string_view, 4> kEntryKeys{"path", "special", "glob", "access"};
 constexpr std::array<std::string_view, 4> kSpecialEntryKeys{"special", "subpath", "path", "access"};
@@ -31,23 +39,19 @@ constexpr std::array<std::pair<std::string_view, FsTarget::Kind>, 6> kSpecials{{
     {"project_roots", FsTarget::Kind::ProjectRoots},
     {"unknown", FsTarget::Kind::Unknown},
 }};
-constexpr std::array<std::string_view, 5> kLimitKeys{"memory", "cpu_seconds", "processes", "file_size",
-                                                     "open_files"};
+constexpr std::array<std::string_view, 5> kLimitKeys{"memory", "cpu_seconds", "processes", "file_size", "open_files"};
 
 constexpr std::array<std::string_view, 1> kCodexPlainKeys{"type"};
 constexpr std::array<std::string_view, 3> kCodexReadOnlyKeys{"type", "access", "network_access"};
 constexpr std::array<std::string_view, 3> kCodexReadAccessKeys{"type", "include_platform_defaults", "readable_roots"};
 constexpr std::array<std::string_view, 2> kCodexExternalKeys{"type", "network_access"};
-constexpr std::array<std::string_view, 6> kCodexWorkspaceKeys{"type", "writable_roots", "network_access",
-                                                              "exclude_tmpdir_env_var", "exclude_slash_tmp",
-                                                              "read_only_access"};
+constexpr std::array<std::string_view, 6> kCodexWorkspaceKeys{
+    "type", "writable_roots", "network_access", "exclude_tmpdir_env_var", "exclude_slash_tmp", "read_only_access"};
 constexpr std::array<std::string_view, 2> kWritableEntryKeys{"path", "protected"};
 
 std::string list(Keys keys) { return fmt::format("{}", fmt::join(keys, ", ")); }
 
-bool contains(Keys keys, const std::string& k) {
-    return std::find(keys.begin(), keys.end(), k) != keys.end();
-}
+bool contains(Keys keys, const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
 // Reads typed values out of one JSON object, with errors that name the
 // document and the key.
@@ -72,9 +76,8 @@ public:
     const json* get(const std::string& key, json::value_t type, const char* type_name) const {
         auto it = obj_.find(key);
         if (it == obj_.end()) return nullptr;
-        bool ok = it->type() == type ||
-                  (type == json::value_t::number_unsigned && it->type() == json::value_t::number_integer &&
-                   it->get<std::int64_t>() >= 0);
+        bool ok = it->type() == type || (type == json::value_t::number_unsigned &&
+                                         it->type() == json::value_t::number_integer && it->get<std::int64_t>() >= 0);
         if (!ok) fail(key, fmt::format("expected {}, got {}", type_name, type_desc(*it)));
         return &*it;
     }
@@ -134,7 +137,8 @@ private:
 // (when include_platform_defaults, the default), the readable roots and the
 // working directory, as Codex's get_readable_roots_with_cwd does.
 void codex_read_access(const Reader& r, const std::string& key, PolicyInput& in) {
-    const json* access = r.get(key, json::value_t::object, "an object ({\"type\": \"full-access\"} or {\"type\": \"restricted\", ...})");
+    const json* access =
+        r.get(key, json::value_t::object, "an object ({\"type\": \"full-access\"} or {\"type\": \"restricted\", ...})");
     if (!access) return;
     Reader ar(*access, r.source() + ": key '" + key + "'");
     const auto type = ar.string("type");
@@ -147,7 +151,8 @@ void codex_read_access(const Reader& r, const std::string& key, PolicyInput& in)
     ar.only(kCodexReadAccessKeys);
     in.read_base = ar.boolean("include_platform_defaults").value_or(true) ? ReadBase::Minimal : ReadBase::None;
     in.read_base_source = ar.source();
-    in.extra_entries.push_back({{FsTarget::Kind::ProjectRoots, ""}, FsAccess::Read, ar.source() + " (the working directory)"});
+    in.extra_entries.push_back(
+        {{FsTarget::Kind::ProjectRoots, ""}, FsAccess::Read, ar.source() + " (the working directory)"});
     for (const auto& root : ar.strings("readable_roots").value_or(std::vector<std::string>{})) {
         if (root.empty() || (root.front() != '/' && !is_home_relative(root)))
             ar.fail("readable_roots", fmt::format("'{}' is not an absolute path", root));
@@ -230,23 +235,26 @@ std::vector<FsEntry> entries_from_json(const Reader& r) {
         const auto parsed = parse_fs_access(*access);
         if (!parsed) er.fail("access", fmt::format("'{}' is not one of: read, write, deny", *access));
         entry.access = *parsed;
-        const int kinds = int(e.contains("path") && !e.contains("special")) + int(e.contains("special")) +
-                          int(e.contains("glob"));
+        const int kinds =
+            int(e.contains("path") && !e.contains("special")) + int(e.contains("special")) + int(e.contains("glob"));
         if (kinds != 1) throw Error(fmt::format("{}: give exactly one of 'path', 'special', 'glob'", where));
         if (auto special = er.string("special")) {
             er.only(kSpecialEntryKeys);
-            auto it = std::find_if(kSpecials.begin(), kSpecials.end(), [&](const auto& s) { return s.first == *special; });
+            auto it =
+                std::find_if(kSpecials.begin(), kSpecials.end(), [&](const auto& s) { return s.first == *special; });
             if (it == kSpecials.end())
                 er.fail("special", fmt::format("'{}' is not one of: root, minimal, tmpdir, slash_tmp, project_roots, "
                                                "unknown",
                                                *special));
             entry.target.kind = it->second;
             if (auto sub = er.string("subpath")) {
-                if (entry.target.kind != FsTarget::Kind::ProjectRoots) er.fail("subpath", "only project_roots takes a subpath");
+                if (entry.target.kind != FsTarget::Kind::ProjectRoots)
+                    er.fail("subpath", "only project_roots takes a subpath");
                 entry.target.value = *sub;
             }
             if (auto path = er.string("path")) {
-                if (entry.target.kind != FsTarget::Kind::Unknown) er.fail("path", "only the special 'unknown' takes a path");
+                if (entry.target.kind != FsTarget::Kind::Unknown)
+                    er.fail("path", "only the special 'unknown' takes a path");
                 entry.target.value = *path;
             }
         } else {
@@ -317,9 +325,10 @@ void check_derived_keys(const json& doc, const CanonicalPolicy& resolved, const 
         if (it == doc.end()) continue;
         const json derived = derived_json(resolved, key);
         if (*it != derived) {
-            throw Error(fmt::format("{}: key '{}' does not match the policy the other keys describe (they "
-                                    "resolve to {}); remove the key to have it computed",
-                                    source, key, derived.dump()));
+            throw Error(
+                fmt::format("{}: key '{}' does not match the policy the other keys describe (they "
+                            "resolve to {}); remove the key to have it computed",
+                            source, key, derived.dump()));
         }
     }
 }

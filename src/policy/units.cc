@@ -1,8 +1,8 @@
 #include "policy/units.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -41,8 +41,7 @@ std::optional<double> to_double(std::string_view digits) {
 // A negative number is named as such, not as garbage: "-5" is a number the
 // user meant, only below zero.
 void refuse_negative(std::string_view text, const std::string& what, std::string_view instead) {
-    if (text.size() > 1 && text.front() == '-' &&
-        (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
+    if (text.size() > 1 && text.front() == '-' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
         throw Error(fmt::format("{}: '{}' is negative; give {}", what, text, instead));
 }
 
@@ -87,9 +86,10 @@ std::chrono::milliseconds parse_duration(std::string_view text, const std::strin
     else if (suffix == "m") ms_per_unit = 60'000;
     else if (suffix == "h") ms_per_unit = 3'600'000;
     if (!value || ms_per_unit < 0)
-        throw Error(fmt::format("{}: '{}' is not a duration (examples: 500ms, 10s, 2m, 1h; a bare number is "
-                                "seconds)",
-                                what, text));
+        throw Error(
+            fmt::format("{}: '{}' is not a duration (examples: 500ms, 10s, 2m, 1h; a bare number is "
+                        "seconds)",
+                        what, text));
     double ms = *value * ms_per_unit;
     if (ms > 1e15) throw Error(fmt::format("{}: '{}' is too long", what, text));
     // Only a zero duration is zero (to --timeout: no timeout); a positive one

@@ -118,7 +118,8 @@ std::string path_near_denial_message(std::string_view text) {
     const std::string_view line = text.substr(from, (end == std::string_view::npos ? text.size() : end) - from);
     for (std::size_t i = 0; i < line.size(); ++i) {
         if (line[i] != '/' || (i > 0 && line[i - 1] != ' ' && line[i - 1] != '\'' && line[i - 1] != '"' &&
-                               line[i - 1] != '`' && line[i - 1] != '(')) continue;
+                               line[i - 1] != '`' && line[i - 1] != '('))
+            continue;
         std::size_t j = i;
         while (j < line.size() && line[j] != ' ' && line[j] != '\'' && line[j] != '"' && line[j] != ':' &&
                line[j] != ')')
@@ -166,7 +167,10 @@ DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
         return a;
     }
     switch (r.exit_code) {
-        case 0: case 124: case 126: case 127: return a;
+        case 0:
+        case 124:
+        case 126:
+        case 127: return a;
         default: break;
     }
     if (r.timed_out) return a;
@@ -265,9 +269,10 @@ std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, c
     for (const auto& r : recorded) out.push_back(Denial{r.op, r.path, r.address, {}, r.pid, r.program, {}, {}});
     const std::size_t seen = out.size();
     for (const auto& d : audit) {
-        const bool known = std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(seen), [&](const Denial& r) {
-            return (!d.path.empty() && r.path == d.path) || (!d.address.empty() && r.address == d.address);
-        });
+        const bool known =
+            std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(seen), [&](const Denial& r) {
+                return (!d.path.empty() && r.path == d.path) || (!d.address.empty() && r.address == d.address);
+            });
         if (!known) out.push_back(d);
     }
     return out;

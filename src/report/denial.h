@@ -35,8 +35,8 @@ struct Denial {
 struct DenialAnalysis {
     bool sandbox_denied = false;
     std::uint64_t omitted = 0;  // recorded denials past the helper's bound, not listed
-    std::string reason;  // the matched message ("read-only file system"), or "SIGSYS"
-    std::string path;    // an absolute path named on the line of the message, if any
+    std::string reason;         // the matched message ("read-only file system"), or "SIGSYS"
+    std::string path;           // an absolute path named on the line of the message, if any
     std::vector<Denial> denials;
     bool recorded = false;  // the recorder ran (--record-denials): denials are exact
     // Without exact denials: the output's message read as one ("write" of the

@@ -21,8 +21,8 @@ bool is_write(const std::string& op) {
 }
 
 bool is_network(const Denial& d) {
-    return !d.address.empty() || d.operation.starts_with("net.") || d.operation == "connect" ||
-           d.operation == "bind" || d.operation == "socket";
+    return !d.address.empty() || d.operation.starts_with("net.") || d.operation == "connect" || d.operation == "bind" ||
+           d.operation == "socket";
 }
 
 // check_access's rule names the rule and, in parentheses at its end, a hint
@@ -104,14 +104,17 @@ std::string too_wide(const CanonicalPolicy& p, const std::string& dir, const Env
 Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environment& env) {
     const Verdict v = check_access(p, Access::Write, target, env);
     std::string rule = rule_name(v.rule);
-    if (v.allowed) return refuse(rule, fmt::format("the policy allows writes to {}; the refusal was not the sandbox's", v.subject));
+    if (v.allowed)
+        return refuse(rule,
+                      fmt::format("the policy allows writes to {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
     if (d.entry && d.entry->protection) {
         const std::string name = protected_name_of(p, v.subject);
         if (name.empty()) return refuse(rule, "it is what a protected name leads to");
         return Fix{rule, "--unprotect " + shell_word(name), ""};
     }
-    if (d.access == FsAccess::Deny) return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
+    if (d.access == FsAccess::Deny)
+        return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
     if (d.entry && d.entry->path != "/" &&
         std::any_of(p.writable.begin(), p.writable.end(),
                     [&](const WritableRoot& w) { return w.path != "/" && path_below(d.entry->path, w.path); }))
@@ -135,7 +138,8 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
 Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
     const Verdict v = check_access(p, access, target, env);
     std::string rule = rule_name(v.rule);
-    if (v.allowed) return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
+    if (v.allowed)
+        return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
     if (!d.access) return Fix{rule, "--read-only " + shell_word(v.subject), ""};
     return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
@@ -160,7 +164,7 @@ std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + r
 
 const std::vector<std::string>& tool_directories() {
     static const std::vector<std::string> dirs{
-        ".npm", ".yarn", ".pnpm-store", ".m2", ".gradle", ".ivy2", ".cargo/registry", ".cargo/git",
+        ".npm",       ".yarn",    ".pnpm-store",    ".m2",       ".gradle", ".ivy2", ".cargo/registry", ".cargo/git",
         "go/pkg/mod", ".cache/*", ".local/share/*", ".config/*",
     };
     return dirs;
@@ -208,10 +212,10 @@ void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environm
     // A relative name whose place in the workspace is writable: the command
     // had changed directory, and where to is not in the output.
     if (a.path.front() != '/' && g.operation == "write" && f.flags.empty() &&
-        check_access(p, Access::Write, path, env).allowed)
-    {
+        check_access(p, Access::Write, path, env).allowed) {
         g.path = a.path;
-        f = refuse("", fmt::format("{} is writable: the command wrote elsewhere (--record-denials records where)", path));
+        f = refuse("",
+                   fmt::format("{} is writable: the command wrote elsewhere (--record-denials records where)", path));
     }
     g.rule = f.rule;
     g.fix = f.text();

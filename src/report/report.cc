@@ -135,9 +135,9 @@ nlohmann::json result_json(const RunReport& r) {
         {"stdout_omitted_lines", x.out.omitted_lines},
         {"stderr_omitted_bytes", x.err.omitted_bytes},
         {"stderr_omitted_lines", x.err.omitted_lines},
-        {"output_cap", nlohmann::json{{"max_bytes", x.caps.max_bytes},
-                                      {"max_lines", x.caps.max_lines},
-                                      {"keep", keep_name(x.caps.keep)}}},
+        {"output_cap",
+         nlohmann::json{
+             {"max_bytes", x.caps.max_bytes}, {"max_lines", x.caps.max_lines}, {"keep", keep_name(x.caps.keep)}}},
         {"sandbox_denied", r.denial.sandbox_denied},
         {"denials", denials},
         {"escalated", r.escalated},
@@ -153,19 +153,20 @@ nlohmann::json result_json(const RunReport& r) {
     return j;
 }
 
-nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,
-                           SandboxKind sandbox, const CanonicalPolicy& policy) {
-    return nlohmann::json{{"type", "begin"}, {"command", command}, {"cwd", cwd},
-                          {"sandbox", to_string(sandbox)}, {"policy", to_json(policy)}};
+nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd, SandboxKind sandbox,
+                           const CanonicalPolicy& policy) {
+    return nlohmann::json{{"type", "begin"},
+                          {"command", command},
+                          {"cwd", cwd},
+                          {"sandbox", to_string(sandbox)},
+                          {"policy", to_json(policy)}};
 }
 
 nlohmann::json output_event(Stream s, std::string_view data) {
     return nlohmann::json{{"type", "output"}, {"stream", stream_name(s)}, {"data", std::string(data)}};
 }
 
-nlohmann::json end_event(const RunReport& r) {
-    return nlohmann::json{{"type", "end"}, {"result", result_json(r)}};
-}
+nlohmann::json end_event(const RunReport& r) { return nlohmann::json{{"type", "end"}, {"result", result_json(r)}}; }
 
 std::string json_line(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -187,8 +188,9 @@ std::optional<std::string> denial_note(const RunReport& r) {
     }
     if (!a.sandbox_denied) return std::nullopt;
     // A guess from the output: the message and the path it names.
-    if (a.guess) return fmt::format("sbx: the sandbox likely denied this ({}): {}{}\n", a.reason, denied_what(*a.guess),
-                                    rule_and_fix(*a.guess));
+    if (a.guess)
+        return fmt::format("sbx: the sandbox likely denied this ({}): {}{}\n", a.reason, denied_what(*a.guess),
+                           rule_and_fix(*a.guess));
     const auto& p = r.policy;
     std::string hint;
     if (a.reason == "SIGSYS" || a.reason == "seccomp") {

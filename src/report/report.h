@@ -25,7 +25,7 @@ struct RunReport {
     CanonicalPolicy policy;
     ExecResult result;
     DenialAnalysis denial;
-    bool escalated = false;            // the approval flow ran it unsandboxed
+    bool escalated = false;  // the approval flow ran it unsandboxed
     // False when the command was refused before anything ran: the result
     // then has "sandbox" and "duration_ms" null.
     bool ran = true;
@@ -52,8 +52,8 @@ private:
 // The JSON result of section 4 (every field, in a fixed order of keys).
 nlohmann::json result_json(const RunReport&);
 
-nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd,
-                           SandboxKind, const CanonicalPolicy&);
+nlohmann::json begin_event(const std::vector<std::string>& command, const std::string& cwd, SandboxKind,
+                           const CanonicalPolicy&);
 nlohmann::json output_event(Stream, std::string_view data);  // data: already sanitized
 nlohmann::json end_event(const RunReport&);
 

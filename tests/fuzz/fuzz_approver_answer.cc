@@ -8,7 +8,6 @@
 #include "approval/approver.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    (void)sbx::approval::parse_approver_output(
-        std::string_view(reinterpret_cast<const char*>(data), size));
+    (void)sbx::approval::parse_approver_output(std::string_view(reinterpret_cast<const char*>(data), size));
     return 0;
 }

@@ -14,8 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const sbx::Environment env = sbx::fuzz::fake_environment();
     std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
-        sbx::CanonicalPolicy p =
-            sbx::resolve(sbx::input_from_permission_profile(text, "/work/project"), env);
+        sbx::CanonicalPolicy p = sbx::resolve(sbx::input_from_permission_profile(text, "/work/project"), env);
         std::string once = sbx::to_json_text(p);
         sbx::CanonicalPolicy back = sbx::parse_policy_text(once, "fuzz", env);
         if (!(back == p)) std::abort();

@@ -44,9 +44,9 @@ std::string summary(const ApprovalRequirement& r) {
     if (!r.kind) return r.type == Type::Skip ? "run" : "?";
     const std::string kind(to_string(*r.kind));
     switch (r.type) {
-    case Type::NeedsApproval: return "ask:" + kind;
-    case Type::Skip: return r.answered_by + ":" + kind;
-    case Type::Forbidden: return "refuse:" + kind + "/" + r.answered_by;
+        case Type::NeedsApproval: return "ask:" + kind;
+        case Type::Skip: return r.answered_by + ":" + kind;
+        case Type::Forbidden: return "refuse:" + kind + "/" + r.answered_by;
     }
     return "?";
 }
@@ -157,8 +157,7 @@ TEST_CASE("settings_from_args validates every flag", "[approval]") {
                       "--rules /nonexistent/rules.json: cannot read the file");
 }
 
-TEST_CASE("liftable: the filesystem sandbox, or external-sandbox's network restriction",
-          "[approval]") {
+TEST_CASE("liftable: the filesystem sandbox, or external-sandbox's network restriction", "[approval]") {
     CHECK(policy_has_liftable_sandbox(policy_of(Mode::ReadOnly)));
     CHECK(policy_has_liftable_sandbox(policy_of(Mode::WorkspaceWrite)));
     CHECK_FALSE(policy_has_liftable_sandbox(policy_of(Mode::DangerFullAccess)));
@@ -205,12 +204,11 @@ struct Row {
     bool cached;
     std::array<const char*, 4> expected;
 };
-void check_rows(const std::vector<Row>& rows,
-                const std::function<std::string(const Row&, Mode)>& decide) {
+void check_rows(const std::vector<Row>& rows, const std::function<std::string(const Row&, Mode)>& decide) {
     for (const auto& row : rows) {
         for (std::size_t i = 0; i < kPolicies.size(); ++i) {
-            INFO("mode " << to_string(row.mode) << ", policy " << sbx::to_string(kPolicies[i])
-                         << ", cached " << row.cached);
+            INFO("mode " << to_string(row.mode) << ", policy " << sbx::to_string(kPolicies[i]) << ", cached "
+                         << row.cached);
             CHECK(decide(row, kPolicies[i]) == row.expected[i]);
         }
     }
@@ -226,14 +224,12 @@ TEST_CASE("matrix: first attempt of a command not known to be safe", "[approval]
         {AskForApproval::OnFailure, true, {"run", "run", "run", "run"}},
         {AskForApproval::OnRequest, false, {"run", "run", "run", "run"}},
         {AskForApproval::OnRequest, true, {"run", "run", "run", "run"}},
-        {AskForApproval::Untrusted, false,
-         {"ask:untrusted", "ask:untrusted", "ask:untrusted", "ask:untrusted"}},
-        {AskForApproval::Untrusted, true,
-         {"cache:untrusted", "cache:untrusted", "cache:untrusted", "cache:untrusted"}},
+        {AskForApproval::Untrusted, false, {"ask:untrusted", "ask:untrusted", "ask:untrusted", "ask:untrusted"}},
+        {AskForApproval::Untrusted, true, {"cache:untrusted", "cache:untrusted", "cache:untrusted", "cache:untrusted"}},
     };
     check_rows(rows, [](const Row& row, Mode policy) {
-        const auto r = decide_first_attempt(request_of(kUnsafe, policy), settings_of(row.mode),
-                                            CacheSnapshot{row.cached, false});
+        const auto r =
+            decide_first_attempt(request_of(kUnsafe, policy), settings_of(row.mode), CacheSnapshot{row.cached, false});
         CHECK(r.sandboxed);  // nothing asked to lift the sandbox
         return summary(r);
     });
@@ -261,8 +257,7 @@ TEST_CASE("matrix: --escalate under on-request", "[approval][matrix]") {
             auto s = settings_of(AskForApproval::OnRequest);
             s.escalate = true;
             s.justification = "needs the network";
-            const auto r = decide_first_attempt(request_of(kUnsafe, policy), s,
-                                                CacheSnapshot{false, cached});
+            const auto r = decide_first_attempt(request_of(kUnsafe, policy), s, CacheSnapshot{false, cached});
             if (policy != Mode::DangerFullAccess) {
                 CHECK(summary(r) == (cached ? "cache:escalation" : "ask:escalation"));
                 CHECK_FALSE(r.sandboxed);
@@ -278,8 +273,7 @@ TEST_CASE("matrix: --escalate under on-request", "[approval][matrix]") {
     // A cached approval for the sandboxed run does not approve lifting it.
     auto s = settings_of(AskForApproval::OnRequest);
     s.escalate = true;
-    CHECK(summary(decide_first_attempt(request_of(kUnsafe), s, CacheSnapshot{true, false})) ==
-          "ask:escalation");
+    CHECK(summary(decide_first_attempt(request_of(kUnsafe), s, CacheSnapshot{true, false})) == "ask:escalation");
     s.reject.sandbox = true;
     CHECK(summary(decide_first_attempt(request_of(kUnsafe), s, CacheSnapshot{false, true})) ==
           "refuse:escalation/reject");
@@ -306,8 +300,7 @@ TEST_CASE("matrix: retry after a likely sandbox denial", "[approval][matrix]") {
     });
 }
 
-TEST_CASE("issue 17: external-sandbox offers a retry without sbx's network restriction",
-          "[approval][issue17]") {
+TEST_CASE("issue 17: external-sandbox offers a retry without sbx's network restriction", "[approval][issue17]") {
     const auto req = request_of(kUnsafe, Mode::ExternalSandbox);
     const auto d = decide_retry(req, settings_of(AskForApproval::OnFailure), true, true, {});
     REQUIRE(d.considered);
@@ -342,13 +335,11 @@ TEST_CASE("issue 17: a command approved before its first attempt is not asked ag
         CHECK_FALSE(d.requirement.sandboxed);
         CHECK(d.requirement.note == "approved before the first attempt; not asked again");
         // Not approved before: asked as usual.
-        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, false)) ==
-              "ask:sandbox");
+        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, false)) == "ask:sandbox");
     }
     // never and on-request still report the denial.
     for (auto mode : {AskForApproval::Never, AskForApproval::OnRequest})
-        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, true)) ==
-              "report");
+        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, true)) == "report");
     // --reject sandbox still refuses it: the earlier approval was not one to
     // lift the sandbox, and --reject is the user's standing answer.
     auto s = settings_of(AskForApproval::Untrusted);
@@ -356,23 +347,24 @@ TEST_CASE("issue 17: a command approved before its first attempt is not asked ag
     CHECK(summary(decide_retry(request_of(kUnsafe), s, true, true, {}, true)) == "refuse:sandbox/reject");
 }
 
-TEST_CASE("matrix: no retry without a denial, after an escalation, or with a cache for the "
-          "sandboxed run only",
-          "[approval][matrix]") {
-    for (auto mode : {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest,
-                      AskForApproval::Untrusted}) {
+TEST_CASE(
+    "matrix: no retry without a denial, after an escalation, or with a cache for the "
+    "sandboxed run only",
+    "[approval][matrix]") {
+    for (auto mode :
+         {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest, AskForApproval::Untrusted}) {
         for (Mode policy : kPolicies) {
             INFO("mode " << to_string(mode) << ", policy " << sbx::to_string(policy));
             // The command failed for its own reasons (or succeeded).
             CHECK(summary(decide_retry(request_of(kUnsafe, policy), settings_of(mode), true, false,
                                        CacheSnapshot{true, true})) == "report");
             // It already ran without the sandbox.
-            CHECK(summary(decide_retry(request_of(kUnsafe, policy), settings_of(mode), false, true,
-                                       CacheSnapshot{})) == "report");
+            CHECK(summary(decide_retry(request_of(kUnsafe, policy), settings_of(mode), false, true, CacheSnapshot{})) ==
+                  "report");
         }
     }
-    CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(AskForApproval::OnFailure), true,
-                               true, CacheSnapshot{true, false})) == "ask:sandbox");
+    CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(AskForApproval::OnFailure), true, true,
+                               CacheSnapshot{true, false})) == "ask:sandbox");
 }
 
 TEST_CASE("--reject turns prompts of its kind into refusals", "[approval]") {
@@ -404,8 +396,8 @@ TEST_CASE("rules decide before the mode", "[approval]") {
     CHECK(summary(cp) == "rule:untrusted");
     CHECK(cp.decision == ReviewDecision::Approved);
     // forbidden refuses in every mode, whatever the cache says.
-    for (auto mode : {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest,
-                      AskForApproval::Untrusted}) {
+    for (auto mode :
+         {AskForApproval::Never, AskForApproval::OnFailure, AskForApproval::OnRequest, AskForApproval::Untrusted}) {
         s.mode = mode;
         const auto rm = decide_first_attempt(request_of({"rm", "-rf", "/"}), s, {true, true});
         CHECK(summary(rm) == "refuse:rules/rule");
@@ -437,8 +429,7 @@ TEST_CASE("orchestrate: on-failure retries after an approved denial", "[approval
     ScriptedAttempts attempts;
     attempts.steps = {{1, true}, {0, false}};
     const auto req = request_of({"touch", "/etc/x"});
-    const auto out = orchestrate(req, settings_of(AskForApproval::OnFailure), store, approver,
-                                 attempts.fn());
+    const auto out = orchestrate(req, settings_of(AskForApproval::OnFailure), store, approver, attempts.fn());
     CHECK(attempts.sandboxed_calls == std::vector<bool>{true, false});
     CHECK(out.attempts == 2);
     CHECK(out.result.exit_code == 0);
@@ -469,8 +460,8 @@ TEST_CASE("orchestrate: a denied or aborted retry keeps the first result", "[app
         approver.answers = {answer};
         ScriptedAttempts attempts;
         attempts.steps = {{1, true}};
-        const auto out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::OnFailure),
-                                     store, approver, attempts.fn());
+        const auto out =
+            orchestrate(request_of(kUnsafe), settings_of(AskForApproval::OnFailure), store, approver, attempts.fn());
         CHECK(attempts.sandboxed_calls == std::vector<bool>{true});
         CHECK(out.result.exit_code == 1);
         CHECK(out.sandbox_denied);
@@ -490,8 +481,7 @@ TEST_CASE("orchestrate: never and on-request report the denial without asking", 
         ScriptedApprover approver;  // no answers: any question fails the test
         ScriptedAttempts attempts;
         attempts.steps = {{1, true}};
-        const auto out =
-            orchestrate(request_of(kUnsafe), settings_of(mode), store, approver, attempts.fn());
+        const auto out = orchestrate(request_of(kUnsafe), settings_of(mode), store, approver, attempts.fn());
         CHECK(approver.asked.empty());
         CHECK(out.attempts == 1);
         CHECK(out.result.exit_code == 1);
@@ -501,8 +491,7 @@ TEST_CASE("orchestrate: never and on-request report the denial without asking", 
     }
 }
 
-TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)",
-          "[approval][flow][issue17]") {
+TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)", "[approval][flow][issue17]") {
     MemorySessionStore store;
     ScriptedApprover approver;
     approver.answers = {ReviewDecision::ApprovedForSession};  // a second question fails the test
@@ -559,8 +548,7 @@ TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][fl
     ScriptedApprover approver;
     approver.answers = {ReviewDecision::Denied};
     ScriptedAttempts attempts;  // no steps: an attempt fails the test
-    auto out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::Untrusted), store,
-                           approver, attempts.fn());
+    auto out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::Untrusted), store, approver, attempts.fn());
     CHECK(attempts.sandboxed_calls.empty());
     CHECK(out.attempts == 0);
     CHECK(out.refused_exit == 125);
@@ -574,15 +562,13 @@ TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][fl
     CHECK(to_json(out.approval)["refusal"] == out.refusal_message);
 
     approver.answers = {ReviewDecision::Abort};
-    out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::Untrusted), store, approver,
-                      attempts.fn());
+    out = orchestrate(request_of(kUnsafe), settings_of(AskForApproval::Untrusted), store, approver, attempts.fn());
     CHECK(out.refused_exit == 125);
     CHECK_THAT(out.refusal_message, Catch::StartsWith("approval aborted"));
 
     ApprovalSettings s = settings_of(AskForApproval::OnFailure);
-    s.rules.add_text(
-        R"({"rules":[{"pattern":["cp"],"decision":"forbidden","justification":"use rsync"}]})",
-        "team.json");
+    s.rules.add_text(R"({"rules":[{"pattern":["cp"],"decision":"forbidden","justification":"use rsync"}]})",
+                     "team.json");
     out = orchestrate(request_of(kUnsafe), s, store, approver, attempts.fn());
     CHECK(out.refused_exit == 125);
     CHECK(out.refusal_message == "command forbidden by rule 1 in team.json (use rsync)");
@@ -615,8 +601,7 @@ TEST_CASE("orchestrate: an approved escalation runs unsandboxed once", "[approva
     ScriptedApprover nobody;
     ScriptedAttempts plain;
     plain.steps = {{0, false}};
-    const auto d = orchestrate(request_of(kUnsafe, Mode::DangerFullAccess), s, store, nobody,
-                               plain.fn());
+    const auto d = orchestrate(request_of(kUnsafe, Mode::DangerFullAccess), s, store, nobody, plain.fn());
     CHECK(plain.sandboxed_calls == std::vector<bool>{true});
     CHECK_FALSE(d.escalated);
     CHECK_THAT(to_json(d.approval)["note"].get<std::string>(), Catch::Contains("no effect"));

@@ -53,8 +53,7 @@ void spit(const std::string& path, const std::string& text, bool executable = fa
 }
 
 ApprovalKey key_of(std::string word, bool unsandboxed = false) {
-    return ApprovalKey{{"touch", std::move(word)}, "/w", nlohmann::json{{"mode", "read-only"}},
-                       unsandboxed};
+    return ApprovalKey{{"touch", std::move(word)}, "/w", nlohmann::json{{"mode", "read-only"}}, unsandboxed};
 }
 
 // Sets an environment variable for the scope of a test.
@@ -72,8 +71,11 @@ struct ScopedEnv {
 };
 
 ApprovalPrompt prompt_of() {
-    return ApprovalPrompt{{"touch", "/etc/x"}, "/w", "retry without the sandbox",
-                          ApprovalKind::Sandbox, nlohmann::json{{"mode", "read-only"}}};
+    return ApprovalPrompt{{"touch", "/etc/x"},
+                          "/w",
+                          "retry without the sandbox",
+                          ApprovalKind::Sandbox,
+                          nlohmann::json{{"mode", "read-only"}}};
 }
 
 }  // namespace
@@ -149,15 +151,14 @@ TEST_CASE("the file store persists, re-reads and keeps keys apart", "[approval][
 TEST_CASE("a corrupt session file is an error and stays untouched", "[approval][store]") {
     TempDir dir;
     const std::string path = dir.path + "/s.json";
-    for (const char* corrupt : {"{not json", "[]", "{\"version\": 2, \"approvals\": []}",
-                                "{\"version\": 1}", "{\"version\": 1, \"approvals\": [{\"cwd\": \"/\"}]}",
+    for (const char* corrupt : {"{not json", "[]", "{\"version\": 2, \"approvals\": []}", "{\"version\": 1}",
+                                "{\"version\": 1, \"approvals\": [{\"cwd\": \"/\"}]}",
                                 "{\"version\": 1e999999}",  // beyond a double (found by fuzz_session_store)
                                 ""}) {
         INFO(corrupt);
         spit(path, corrupt);
-        CHECK_THROWS_WITH(FileSessionStore(path),
-                          Catch::StartsWith("session file " + path + " is corrupt: ") &&
-                              Catch::Contains("fix it or delete it"));
+        CHECK_THROWS_WITH(FileSessionStore(path), Catch::StartsWith("session file " + path + " is corrupt: ") &&
+                                                      Catch::Contains("fix it or delete it"));
         CHECK(slurp(path) == corrupt);
     }
     // Corrupted after opening: add refuses and leaves it as it is.
@@ -241,10 +242,11 @@ TEST_CASE("an approver program that cannot be run is refused before anything run
                       "path, or fix the name");
     spit(dir.path + "/not-executable", "#!/bin/sh\necho approved\n", false);
     CHECK_THROWS_WITH(ProgramApprover(dir.path + "/not-executable", timeout),
-                      "--approver: '" + dir.path + "/not-executable' is not an executable program; give its path, "
-                      "or fix the name");
+                      "--approver: '" + dir.path +
+                          "/not-executable' is not an executable program; give its path, "
+                          "or fix the name");
     CHECK_THROWS_AS(ProgramApprover(dir.path, timeout), sbx::Error);  // a directory
-    CHECK_NOTHROW(ProgramApprover("sh", timeout));                  // found on PATH
+    CHECK_NOTHROW(ProgramApprover("sh", timeout));                    // found on PATH
 }
 
 TEST_CASE("the approver program", "[approval][approver]") {
@@ -267,8 +269,7 @@ TEST_CASE("the approver program", "[approval][approver]") {
     }
     SECTION("answers with JSON without reading stdin") {
         spit(prog, "#!/bin/sh\necho '{\"decision\": \"approved\"}'\n", true);
-        CHECK(ProgramApprover(prog, short_timeout).ask(prompt_of()).decision ==
-              ReviewDecision::Approved);
+        CHECK(ProgramApprover(prog, short_timeout).ask(prompt_of()).decision == ReviewDecision::Approved);
     }
     SECTION("garbage is denied") {
         spit(prog, "#!/bin/sh\necho sure\n", true);
@@ -310,8 +311,7 @@ TEST_CASE("the approver program", "[approval][approver]") {
     }
     SECTION("a zero timeout still reports how the program ended") {
         spit(prog, "#!/bin/sh\necho approved\nexit 4\n", true);
-        CHECK(ProgramApprover(prog, std::chrono::milliseconds(0)).ask(prompt_of()).note ==
-              "exited with status 4");
+        CHECK(ProgramApprover(prog, std::chrono::milliseconds(0)).ask(prompt_of()).note == "exited with status 4");
     }
     SECTION("a program that closes stdout but does not exit is killed too") {
         spit(prog, "#!/bin/sh\necho approved\nexec >&-\nsleep 30\n", true);
@@ -381,9 +381,8 @@ TEST_CASE("a session file that cannot be written: the approval holds for this ru
     ApprovalSettings settings;
     settings.mode = AskForApproval::OnFailure;
     std::vector<bool> calls;
-    const auto out = orchestrate(
-        ApprovalRequest{{"touch", "/etc/x"}, "/w", policy}, settings, store, yes,
-        [&](bool sandboxed) {
+    const auto out =
+        orchestrate(ApprovalRequest{{"touch", "/etc/x"}, "/w", policy}, settings, store, yes, [&](bool sandboxed) {
             calls.push_back(sandboxed);
             AttemptOutcome o;
             o.result.exit_code = sandboxed ? 1 : 0;

@@ -32,20 +32,46 @@ TEST_CASE("plain scripts split into commands", "[approval][shell]") {
     CHECK(parse_plain_script("grep -e 'x|y' f") == Cmds{{"grep", "-e", "x|y", "f"}});
     CHECK(parse_plain_script("echo a'b'\"c\"d") == Cmds{{"echo", "abcd"}});
     CHECK(parse_plain_script("echo '' x") == Cmds{{"echo", "", "x"}});
-    CHECK(parse_plain_script("git log --format=%H@x,y:z+1") ==
-          Cmds{{"git", "log", "--format=%H@x,y:z+1"}});
+    CHECK(parse_plain_script("git log --format=%H@x,y:z+1") == Cmds{{"git", "log", "--format=%H@x,y:z+1"}});
 }
 
 TEST_CASE("anything but plain words is not plain", "[approval][shell]") {
     for (const char* script : {
-             "",              "   ",          "echo $HOME",     "echo \"$HOME\"",  "echo `id`",
-             "echo $(id)",    "ls > out",     "cat < in",       "ls 2>&1",         "sleep 1 &",
-             "(ls)",          "{ ls; }",      "ls *.c",         "ls ?",            "ls [ab]",
-             "cd ~",          "ls # c",       "echo a\\ b",     "echo 'open",      "echo \"open",
-             "echo \"a\\\"\"", "echo \"hi!\"", "&& ls",         "ls &&",           "ls ||",
-             "ls |",          "ls | | pwd",   "; ls",           "ls;;pwd",         "ls && && pwd",
-             "if true; then ls; fi",          "for x in a; do ls; done",           "x=1; echo $x",
-             "ls |& cat",     "echo a=b >f",
+             "",
+             "   ",
+             "echo $HOME",
+             "echo \"$HOME\"",
+             "echo `id`",
+             "echo $(id)",
+             "ls > out",
+             "cat < in",
+             "ls 2>&1",
+             "sleep 1 &",
+             "(ls)",
+             "{ ls; }",
+             "ls *.c",
+             "ls ?",
+             "ls [ab]",
+             "cd ~",
+             "ls # c",
+             "echo a\\ b",
+             "echo 'open",
+             "echo \"open",
+             "echo \"a\\\"\"",
+             "echo \"hi!\"",
+             "&& ls",
+             "ls &&",
+             "ls ||",
+             "ls |",
+             "ls | | pwd",
+             "; ls",
+             "ls;;pwd",
+             "ls && && pwd",
+             "if true; then ls; fi",
+             "for x in a; do ls; done",
+             "x=1; echo $x",
+             "ls |& cat",
+             "echo a=b >f",
          }) {
         INFO("script: " << script);
         CHECK_FALSE(parse_plain_script(script));
@@ -59,8 +85,7 @@ TEST_CASE("rough commands of scripts that are not plain", "[approval][shell]") {
     CHECK(rough_commands("echo 'a; rm -rf x' >f") == Cmds{{"echo", "a; rm -rf x"}});
     CHECK(rough_commands("X=1 Y=2 rm -rf y 2>&1 </dev/null") == Cmds{{"rm", "-rf", "y"}});
     CHECK(rough_commands("if true; then rm -rf x; fi") == Cmds{{"true"}, {"rm", "-rf", "x"}});
-    CHECK(rough_commands("echo `rm -rf x` $(rm -fr y)") ==
-          Cmds{{"echo"}, {"rm", "-rf", "x"}, {"rm", "-fr", "y"}});
+    CHECK(rough_commands("echo `rm -rf x` $(rm -fr y)") == Cmds{{"echo"}, {"rm", "-rf", "x"}, {"rm", "-fr", "y"}});
     CHECK(rough_commands("echo \"$(rm -rf x)\"") == Cmds{{"echo"}, {"rm", "-rf", "x"}});
     CHECK(rough_commands("ls # ; rm -rf x\npwd") == Cmds{{"ls"}, {"pwd"}});
     CHECK(rough_commands("echo a\\;rm x") == Cmds{{"echo", "a;rm", "x"}});
@@ -112,12 +137,12 @@ TEST_CASE("rules match argv prefixes; the strictest wins", "[approval][rules]") 
     CHECK(r.rules().size() == 6);
     CHECK(decision_of(r, {"ls"}) == "allow");
     CHECK(decision_of(r, {"ls", "-la", "/"}) == "allow");
-    CHECK(decision_of(r, {"lsblk"}) == "none");                 // words, not string prefixes
-    CHECK(decision_of(r, {"/bin/ls"}) == "allow");              // a standard path
-    CHECK(decision_of(r, {"/tmp/ls"}) == "none");               // any other path
+    CHECK(decision_of(r, {"lsblk"}) == "none");     // words, not string prefixes
+    CHECK(decision_of(r, {"/bin/ls"}) == "allow");  // a standard path
+    CHECK(decision_of(r, {"/tmp/ls"}) == "none");   // any other path
     CHECK(decision_of(r, {"rm", "-rf", "/tmp/x"}) == "forbidden");
     CHECK(decision_of(r, {"rm", "-r", "-f", "x"}) == "forbidden");  // flags as a set
-    CHECK(decision_of(r, {"rm"}) == "none");                    // shorter than the pattern
+    CHECK(decision_of(r, {"rm"}) == "none");                        // shorter than the pattern
     // git status matches the allow rule and the ["git"] prompt rule: prompt wins.
     CHECK(decision_of(r, {"git", "status"}) == "prompt");
     const auto push = r.match({"git", "push", "origin"});
@@ -127,8 +152,7 @@ TEST_CASE("rules match argv prefixes; the strictest wins", "[approval][rules]") 
     CHECK(push->index == 4);
     CHECK(push->source == "r.json");
 
-    const auto only_allow = rules_of(
-        R"({"rules":[{"pattern":["git",["status","diff"]],"decision":"allow"}]})");
+    const auto only_allow = rules_of(R"({"rules":[{"pattern":["git",["status","diff"]],"decision":"allow"}]})");
     CHECK(decision_of(only_allow, {"git", "status"}) == "allow");
     CHECK(decision_of(only_allow, {"git", "diff", "HEAD"}) == "allow");
     CHECK(decision_of(only_allow, {"git", "log"}) == "none");
@@ -171,8 +195,7 @@ TEST_CASE("issue 17: forbidden rules are not bypassed", "[approval][rules][issue
     CHECK(decision_of(r, {"/bin/rm", "-rf", "build"}) == "forbidden");
 }
 
-TEST_CASE("a forbidden or prompt part decides a script; allow needs every part",
-          "[approval][rules][issue17]") {
+TEST_CASE("a forbidden or prompt part decides a script; allow needs every part", "[approval][rules][issue17]") {
     const auto r = rules_of(R"({"rules": [
         {"pattern": ["ls"], "decision": "allow"},
         {"pattern": ["git", "push"], "decision": "prompt"},
@@ -224,8 +247,7 @@ TEST_CASE("a program named by a standard path matches by its name", "[approval][
         {"pattern": ["rm", "-rf"], "decision": "forbidden"},
         {"pattern": ["ls"], "decision": "allow"},
         {"pattern": ["/opt/tool/run"], "decision": "prompt"}]})");
-    for (const char* dir : {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/",
-                            "/usr/local/sbin/"}) {
+    for (const char* dir : {"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"}) {
         INFO("dir: " << dir);
         CHECK(decision_of(r, {std::string(dir) + "rm", "-rf", "x"}) == "forbidden");
         CHECK(decision_of(r, {std::string(dir) + "ls", "-la"}) == "allow");
@@ -251,17 +273,32 @@ TEST_CASE("short flags in restrictive rules match as sets", "[approval][rules][i
         {"pattern": ["git", "push", "-f"], "decision": "prompt"}]})");
     using V = std::vector<std::string>;
     for (const V& argv : std::vector<V>{
-             {"rm", "-rf", "x"}, {"rm", "-fr", "x"}, {"rm", "-r", "-f", "x"}, {"rm", "-f", "-r", "x"},
-             {"rm", "-r", "--verbose", "-f", "x"}, {"rm", "-r", "x", "-f"}, {"rm", "-rfv", "x"},
-             {"rm", "-v", "-fr"}, {"rm", "-rf"}, {"/usr/bin/rm", "-f", "-r", "/"},
+             {"rm", "-rf", "x"},
+             {"rm", "-fr", "x"},
+             {"rm", "-r", "-f", "x"},
+             {"rm", "-f", "-r", "x"},
+             {"rm", "-r", "--verbose", "-f", "x"},
+             {"rm", "-r", "x", "-f"},
+             {"rm", "-rfv", "x"},
+             {"rm", "-v", "-fr"},
+             {"rm", "-rf"},
+             {"/usr/bin/rm", "-f", "-r", "/"},
          }) {
         INFO("argv: " << argv[1] << " " << (argv.size() > 2 ? argv[2] : ""));
         CHECK(decision_of(r, argv) == "forbidden");
     }
     for (const V& argv : std::vector<V>{
-             {"rm", "-r", "x"}, {"rm", "-f", "x"}, {"rm", "x"}, {"rm"}, {"rm", "-R", "-f", "x"},
-             {"rm", "--recursive", "--force", "x"}, {"rm", "-r", "--", "-f"},
-             {"rm", "--", "-rf"}, {"rm", "--rf"}, {"rm", "-r-f"}, {"rmdir", "-rf"},
+             {"rm", "-r", "x"},
+             {"rm", "-f", "x"},
+             {"rm", "x"},
+             {"rm"},
+             {"rm", "-R", "-f", "x"},
+             {"rm", "--recursive", "--force", "x"},
+             {"rm", "-r", "--", "-f"},
+             {"rm", "--", "-rf"},
+             {"rm", "--rf"},
+             {"rm", "-r-f"},
+             {"rmdir", "-rf"},
          }) {
         INFO("argv: " << (argv.size() > 1 ? argv[1] : "") << " " << (argv.size() > 2 ? argv[2] : ""));
         CHECK(decision_of(r, argv) == "none");
@@ -312,8 +349,7 @@ TEST_CASE("malformed rules name the file and the rule", "[approval][rules]") {
     CHECK(error_of("[]") == "--rules team.json: expected an object with \"rules\", got array");
     CHECK(error_of("{}") == "--rules team.json: missing \"rules\"");
     CHECK(error_of(R"({"rules": {}})") == "--rules team.json: \"rules\" must be an array, got object");
-    CHECK(error_of(R"({"rules": [], "extra": 1})") ==
-          "--rules team.json: unknown key 'extra' (expected rules)");
+    CHECK(error_of(R"({"rules": [], "extra": 1})") == "--rules team.json: unknown key 'extra' (expected rules)");
     const std::string ok = R"({"pattern":["ls"],"decision":"allow"})";
     auto second = [&](const std::string& rule) {
         return error_of(("{\"rules\": [" + ok + ", " + rule + "]}").c_str());
@@ -363,32 +399,77 @@ TEST_CASE("rules files are read from disk", "[approval][rules]") {
 TEST_CASE("known-safe commands", "[approval][safe]") {
     using V = std::vector<std::string>;
     for (const V& argv : std::vector<V>{
-             {"ls"}, {"ls", "-la", "/etc"}, {"cat", "README.md"}, {"head", "-n", "5", "f"},
-             {"tail", "-f", "log"}, {"grep", "-rn", "TODO", "."}, {"wc", "-l", "f"}, {"pwd"},
-             {"echo", "hi"}, {"true"}, {"which", "git"}, {"stat", "f"}, {"find", ".", "-name", "*.c"},
-             {"rg", "-n", "x"}, {"sort", "-u", "f"}, {"git", "status"}, {"git", "log", "--oneline"},
-             {"git", "diff", "HEAD~1"}, {"git", "show", "HEAD"}, {"git", "branch"},
-             {"git", "branch", "-a", "-v"}, {"git", "branch", "--list", "feat*"},
-             {"git", "branch", "--show-current"}, {"bash", "-lc", "ls && pwd"},
-             {"sh", "-c", "git status; git diff | head -n 20"}, {"bash", "-lc", "echo 'a > b'"},
+             {"ls"},
+             {"ls", "-la", "/etc"},
+             {"cat", "README.md"},
+             {"head", "-n", "5", "f"},
+             {"tail", "-f", "log"},
+             {"grep", "-rn", "TODO", "."},
+             {"wc", "-l", "f"},
+             {"pwd"},
+             {"echo", "hi"},
+             {"true"},
+             {"which", "git"},
+             {"stat", "f"},
+             {"find", ".", "-name", "*.c"},
+             {"rg", "-n", "x"},
+             {"sort", "-u", "f"},
+             {"git", "status"},
+             {"git", "log", "--oneline"},
+             {"git", "diff", "HEAD~1"},
+             {"git", "show", "HEAD"},
+             {"git", "branch"},
+             {"git", "branch", "-a", "-v"},
+             {"git", "branch", "--list", "feat*"},
+             {"git", "branch", "--show-current"},
+             {"bash", "-lc", "ls && pwd"},
+             {"sh", "-c", "git status; git diff | head -n 20"},
+             {"bash", "-lc", "echo 'a > b'"},
          }) {
         INFO("argv[0..]: " << argv[0] << " " << (argv.size() > 1 ? argv[1] : ""));
         CHECK(is_known_safe_command(argv));
     }
     for (const V& argv : std::vector<V>{
-             {}, {"rm", "x"}, {"rm", "-rf", "/"}, {"cp", "a", "b"}, {"mv", "a", "b"}, {"touch", "x"},
-             {"tee", "f"}, {"dd", "if=/dev/zero"}, {"python3", "-c", "1"}, {"env", "ls"},
-             {"/bin/ls"}, {"./ls"}, {"sed", "-i", "s/a/b/", "f"}, {"date", "-s", "now"},
-             {"find", ".", "-delete"}, {"find", ".", "-exec", "rm", "{}", ";"},
-             {"find", ".", "-execdir", "x", ";"}, {"find", ".", "-fprint", "out"},
-             {"rg", "--pre", "sh", "x"}, {"rg", "-z", "x"}, {"rg", "-iz", "x"},
-             {"sort", "-o", "out", "f"}, {"sort", "--output=out", "f"}, {"sort", "-uo", "out"},
-             {"git"}, {"git", "push"}, {"git", "commit", "-m", "x"}, {"git", "-c", "x=y", "status"},
-             {"git", "diff", "--output=/etc/x"}, {"git", "log", "--ext-diff"},
-             {"git", "branch", "new"}, {"git", "branch", "-D", "main"}, {"git", "branch", "-m", "a"},
-             {"bash", "-lc", "ls > out"}, {"bash", "-lc", "ls && rm -rf /"},
-             {"bash", "-lc", "cat $(which ls)"}, {"bash", "-lc", "ls *"}, {"bash", "ls"},
-             {"bash", "-lc", "ls", "extra"}, {"bash", "-lc", "FOO=1 ls"},
+             {},
+             {"rm", "x"},
+             {"rm", "-rf", "/"},
+             {"cp", "a", "b"},
+             {"mv", "a", "b"},
+             {"touch", "x"},
+             {"tee", "f"},
+             {"dd", "if=/dev/zero"},
+             {"python3", "-c", "1"},
+             {"env", "ls"},
+             {"/bin/ls"},
+             {"./ls"},
+             {"sed", "-i", "s/a/b/", "f"},
+             {"date", "-s", "now"},
+             {"find", ".", "-delete"},
+             {"find", ".", "-exec", "rm", "{}", ";"},
+             {"find", ".", "-execdir", "x", ";"},
+             {"find", ".", "-fprint", "out"},
+             {"rg", "--pre", "sh", "x"},
+             {"rg", "-z", "x"},
+             {"rg", "-iz", "x"},
+             {"sort", "-o", "out", "f"},
+             {"sort", "--output=out", "f"},
+             {"sort", "-uo", "out"},
+             {"git"},
+             {"git", "push"},
+             {"git", "commit", "-m", "x"},
+             {"git", "-c", "x=y", "status"},
+             {"git", "diff", "--output=/etc/x"},
+             {"git", "log", "--ext-diff"},
+             {"git", "branch", "new"},
+             {"git", "branch", "-D", "main"},
+             {"git", "branch", "-m", "a"},
+             {"bash", "-lc", "ls > out"},
+             {"bash", "-lc", "ls && rm -rf /"},
+             {"bash", "-lc", "cat $(which ls)"},
+             {"bash", "-lc", "ls *"},
+             {"bash", "ls"},
+             {"bash", "-lc", "ls", "extra"},
+             {"bash", "-lc", "FOO=1 ls"},
          }) {
         INFO("argv: " << (argv.empty() ? "" : argv[0]) << " " << (argv.size() > 1 ? argv[1] : ""));
         CHECK_FALSE(is_known_safe_command(argv));

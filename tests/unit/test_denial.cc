@@ -49,7 +49,8 @@ TEST_CASE("known messages are found case-insensitively") {
 
 TEST_CASE("sandbox_denied needs a sandbox, a failing status and a known message") {
     CHECK(analyze_denial(failed(1, "touch: cannot touch '/etc/x': Read-only file system\n"), true).sandbox_denied);
-    CHECK_FALSE(analyze_denial(failed(1, "touch: cannot touch '/etc/x': Read-only file system\n"), false).sandbox_denied);
+    CHECK_FALSE(
+        analyze_denial(failed(1, "touch: cannot touch '/etc/x': Read-only file system\n"), false).sandbox_denied);
     CHECK_FALSE(analyze_denial(failed(1, "some other error\n"), true).sandbox_denied);
     for (int code : {0, 2, 124, 126, 127})
         CHECK_FALSE(analyze_denial(failed(code, "Permission denied\n"), true).sandbox_denied);
@@ -76,8 +77,8 @@ TEST_CASE("SIGSYS counts as a sandbox denial") {
 TEST_CASE("the path on the message's line") {
     CHECK(path_near_denial_message("sh: 1: cannot create /etc/foo: Read-only file system") == "/etc/foo");
     CHECK(path_near_denial_message("touch: cannot touch '/a b/c': Permission denied") == "/a");
-    CHECK(path_near_denial_message("x\nmkdir: cannot create directory \"/srv/d\": Permission denied\ny /z")
-          == "/srv/d");
+    CHECK(path_near_denial_message("x\nmkdir: cannot create directory \"/srv/d\": Permission denied\ny /z") ==
+          "/srv/d");
     CHECK(path_near_denial_message("Operation not permitted").empty());
     CHECK(path_near_denial_message("no message /here").empty());
 }
@@ -99,8 +100,8 @@ TEST_CASE("a relative path, only next to a read-only file system") {
 TEST_CASE("status 2 counts only with a read-only file system") {
     CHECK(analyze_denial(failed(2, "sh: 1: cannot create f: Read-only file system\n"), true).sandbox_denied);
     CHECK(analyze_denial(failed(2, "sh: 1: cannot create f: Read-only file system\n"), true).path == "f");
-    CHECK_FALSE(analyze_denial(failed(2, "ls: cannot open directory '/root': Permission denied\n"), true)
-                    .sandbox_denied);
+    CHECK_FALSE(
+        analyze_denial(failed(2, "ls: cannot open directory '/root': Permission denied\n"), true).sandbox_denied);
     CHECK_FALSE(analyze_denial(failed(2, "grep: /x: Operation not permitted\n"), true).sandbox_denied);
 }
 

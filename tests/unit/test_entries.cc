@@ -18,7 +18,14 @@ FsEntry special(FsTarget::Kind k, FsAccess a, std::string value = "") { return {
 
 FakeFs machine() {
     FakeFs fs;
-    fs.dir("/w/sub/deep").dir("/d/open").dir("/dev").dir("/tmp").dir("/usr/bin").dir("/usr/lib").dir("/etc").dir("/home/u/.ssh");
+    fs.dir("/w/sub/deep")
+        .dir("/d/open")
+        .dir("/dev")
+        .dir("/tmp")
+        .dir("/usr/bin")
+        .dir("/usr/lib")
+        .dir("/etc")
+        .dir("/home/u/.ssh");
     fs.file("/d/secret.txt").file("/w/f.txt").file("/dev/null").file("/home/u/.ssh/id").file("/usr/bin/sh");
     fs.link("/bin", "usr/bin").link("/lib", "usr/lib");
     return fs;
@@ -63,7 +70,8 @@ TEST_CASE("Codex's nesting table: most specific wins, then deny > write > read")
         CHECK(access(p, "/w/sub/deep") == "read");
         const auto& root = p.writable.front();
         CHECK(root.path == "/w");
-        CHECK(std::find(root.protected_paths.begin(), root.protected_paths.end(), "/w/sub") != root.protected_paths.end());
+        CHECK(std::find(root.protected_paths.begin(), root.protected_paths.end(), "/w/sub") !=
+              root.protected_paths.end());
     }
     SECTION("D:deny, D/open:write, in either order") {
         for (bool reversed : {false, true}) {
@@ -122,7 +130,8 @@ TEST_CASE("Codex's nesting table: most specific wins, then deny > write > read")
         auto a = with(e, fs);
         std::reverse(e.begin(), e.end());
         auto b = with(e, fs);
-        for (const char* path : {"/w/x", "/w/sub/x", "/d/x", "/d/open/x", "/etc/x"}) CHECK(access(a, path) == access(b, path));
+        for (const char* path : {"/w/x", "/w/sub/x", "/d/x", "/d/open/x", "/etc/x"})
+            CHECK(access(a, path) == access(b, path));
     }
 }
 
@@ -133,10 +142,12 @@ TEST_CASE("special paths resolve as Codex resolves them") {
         CHECK(access(p, "/usr/bin/sh") == "read");
         CHECK(access(p, "/etc/hosts") == "read");
         CHECK(access(p, "/home/u") == "none");
-        const auto bin = std::find_if(p.resolved.begin(), p.resolved.end(), [](const ResolvedEntry& e) { return e.given == "/bin"; });
+        const auto bin = std::find_if(p.resolved.begin(), p.resolved.end(),
+                                      [](const ResolvedEntry& e) { return e.given == "/bin"; });
         REQUIRE(bin != p.resolved.end());
         CHECK(bin->path == "/usr/bin");
-        CHECK(std::none_of(p.resolved.begin(), p.resolved.end(), [](const ResolvedEntry& e) { return e.path == "/nix/store"; }));
+        CHECK(std::none_of(p.resolved.begin(), p.resolved.end(),
+                           [](const ResolvedEntry& e) { return e.path == "/nix/store"; }));
     }
     SECTION(":project_roots is --sandbox-policy-cwd joined with its subpath, .. included") {
         PolicyInput in;
@@ -180,14 +191,16 @@ TEST_CASE("special paths resolve as Codex resolves them") {
         auto p = with({kRootRead}, fs);
         CHECK(p.reads_root());
         CHECK(p.mode == Mode::ReadOnly);
-        CHECK(std::none_of(p.resolved.begin(), p.resolved.end(), [](const ResolvedEntry& e) { return e.path == "/proc"; }));
+        CHECK(std::none_of(p.resolved.begin(), p.resolved.end(),
+                           [](const ResolvedEntry& e) { return e.path == "/proc"; }));
     }
 }
 
 TEST_CASE("protected names: read-only under every writable root, lifted by an exact entry") {
     FakeFs fs = machine();
     fs.dir("/w/.git");
-    auto p = with({kRootRead, path_entry("/w", FsAccess::Write), special(FsTarget::Kind::SlashTmp, FsAccess::Write)}, fs);
+    auto p =
+        with({kRootRead, path_entry("/w", FsAccess::Write), special(FsTarget::Kind::SlashTmp, FsAccess::Write)}, fs);
     for (const char* path : {"/w/.git/config", "/w/.agents/x", "/w/.codex", "/w/.aws/credentials", "/w/.sbx/x",
                              "/tmp/.git", "/tmp/.aws/x"})
         CHECK(access(p, path) == "read");
@@ -215,7 +228,8 @@ TEST_CASE("deny globs: expanded now, ** across directories, depth-limited, never
     FakeFs fs = machine();
     fs.file("/w/top.env").file("/w/sub/mid.env").file("/w/sub/deep/low.env").file("/w/keep.txt");
     PolicyInput in;
-    in.entries = {kRootRead, path_entry("/w", FsAccess::Write), {{FsTarget::Kind::Glob, "/w/**/*.env"}, FsAccess::Deny, "t"}};
+    in.entries = {
+        kRootRead, path_entry("/w", FsAccess::Write), {{FsTarget::Kind::Glob, "/w/**/*.env"}, FsAccess::Deny, "t"}};
     auto p = resolve(in, fs.env("/w"));
     CHECK(access(p, "/w/top.env") == "deny");
     CHECK(access(p, "/w/sub/mid.env") == "deny");
@@ -250,7 +264,8 @@ TEST_CASE("a deny or read-only path through a symlink inside a writable root is 
     PolicyInput in;
     in.mode = Mode::WorkspaceWrite;
     in.extra_entries = {{{FsTarget::Kind::Path, "/w/link/.ssh"}, FsAccess::Deny, "--deny"}};
-    CHECK_THROWS_WITH(resolve(in, fs.env("/w")), Catch::Contains("crosses the symlink /w/link, inside a writable root"));
+    CHECK_THROWS_WITH(resolve(in, fs.env("/w")),
+                      Catch::Contains("crosses the symlink /w/link, inside a writable root"));
     in.extra_entries = {{{FsTarget::Kind::Path, "/home/u/.ssh"}, FsAccess::Deny, "--deny"}};
     CHECK(access(resolve(in, fs.env("/w")), "/home/u/.ssh/id") == "deny");
 }
@@ -277,7 +292,8 @@ TEST_CASE("presets are entries; flags add to them; the modes without a sandbox r
     listed.read_base.reset();
     listed.mode = Mode::WorkspaceWrite;
     listed.mode_source = "p.json: key 'mode'";
-    CHECK_THROWS_WITH(resolve(listed, fs.env("/w")), Catch::StartsWith("p.json: key 'mode': the entries make the policy read-only"));
+    CHECK_THROWS_WITH(resolve(listed, fs.env("/w")),
+                      Catch::StartsWith("p.json: key 'mode': the entries make the policy read-only"));
 }
 
 TEST_CASE("entries in the canonical JSON: every kind prints and reads back the same") {
@@ -312,8 +328,10 @@ TEST_CASE("entries in the canonical JSON: every kind prints and reads back the s
         }
         return std::string("no error");
     };
-    CHECK(err(R"({"entries":[{"path":"/w"}]})") == "p.json: key 'entries' [0]: key 'access': missing (read, write or deny)");
-    CHECK(err(R"({"entries":[{"path":"w","access":"read"}]})") == "p.json: key 'entries' [0]: key 'path': 'w' is not an absolute path");
+    CHECK(err(R"({"entries":[{"path":"/w"}]})") ==
+          "p.json: key 'entries' [0]: key 'access': missing (read, write or deny)");
+    CHECK(err(R"({"entries":[{"path":"w","access":"read"}]})") ==
+          "p.json: key 'entries' [0]: key 'path': 'w' is not an absolute path");
     CHECK(err(R"({"entries":[{"path":"/w","glob":"/x","access":"read"}]})") ==
           "p.json: key 'entries' [0]: give exactly one of 'path', 'special', 'glob'");
     CHECK(err(R"({"entries":[{"special":"home","access":"read"}]})") ==
@@ -323,7 +341,8 @@ TEST_CASE("entries in the canonical JSON: every kind prints and reads back the s
           "p.json: key 'entries' [0]: key 'access': 'rw' is not one of: read, write, deny");
     CHECK(err(R"({"entries":[{"path":"/w","access":"read","extra":1}]})") ==
           "p.json: key 'entries' [0]: unknown key 'extra' (known keys: path, special, glob, access)");
-    CHECK(err(R"({"entries":[],"exclude_slash_tmp":true})").starts_with("p.json: key 'entries': the exclude_slash_tmp"));
+    CHECK(
+        err(R"({"entries":[],"exclude_slash_tmp":true})").starts_with("p.json: key 'entries': the exclude_slash_tmp"));
     CHECK(err(R"({"mode":"danger-full-access","entries":[{"special":"root","access":"read"}]})") ==
           "p.json: key 'entries': danger-full-access leaves the filesystem open; its only entry is :root write");
 }
@@ -352,7 +371,8 @@ TEST_CASE("Codex's SandboxPolicy read access fields: access and read_only_access
     Environment env = fs.env("/w");
     auto parse = [&](const std::string& json) { return parse_policy_text(json, "--sandbox-policy", env); };
     SECTION("read-only, restricted with the platform defaults: the platform set, the cwd, the readable roots") {
-        auto p = parse(R"({"type":"read-only","access":{"type":"restricted","readable_roots":["/data"]},"network_access":true})");
+        auto p = parse(
+            R"({"type":"read-only","access":{"type":"restricted","readable_roots":["/data"]},"network_access":true})");
         CHECK(p.mode == Mode::ReadOnly);
         CHECK(p.network == Network::Full);
         CHECK(access(p, "/usr/bin/sh") == "read");
@@ -362,7 +382,8 @@ TEST_CASE("Codex's SandboxPolicy read access fields: access and read_only_access
         CHECK_FALSE(p.reads_root());
     }
     SECTION("workspace-write, restricted without the platform defaults") {
-        auto p = parse(R"({"type":"workspace-write","read_only_access":{"type":"restricted","include_platform_defaults":false}})");
+        auto p = parse(
+            R"({"type":"workspace-write","read_only_access":{"type":"restricted","include_platform_defaults":false}})");
         CHECK(access(p, "/usr/bin/sh") == "none");
         CHECK(access(p, "/w/x") == "write");
         CHECK(access(p, "/tmp/x") == "write");

@@ -266,8 +266,8 @@ TEST_CASE("timeout kills a setsid grandchild that ignores SIGTERM and holds the 
     const auto pidfile = dir + "/pid";
     // The grandchild leaves the process group (setsid), ignores TERM and
     // keeps stdout/stderr open; its parent exits at once.
-    const std::string script = "setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile +
-                               "; while :; do sleep 1; done' & sleep 30";
+    const std::string script =
+        "setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile + "; while :; do sleep 1; done' & sleep 30";
     SuperviseOptions o = capture();
     o.timeout = 500ms;
     const auto t0 = std::chrono::steady_clock::now();
@@ -323,8 +323,9 @@ TEST_CASE("after the command exits, the pipes drain for 2 s and then what is lef
 TEST_CASE("environment: clear, remove, add") {
     ::setenv("SBX_TEST_KEEP_ME", "yes", 1);
     ::setenv("SBX_TEST_REMOVE_ME", "yes", 1);
-    ExecPlan p = sh("echo \"k=${SBX_TEST_KEEP_ME-unset} r=${SBX_TEST_REMOVE_ME-unset} a=${SBX_TEST_ADDED-unset} "
-                    "p=${PATH:+set}\"");
+    ExecPlan p =
+        sh("echo \"k=${SBX_TEST_KEEP_ME-unset} r=${SBX_TEST_REMOVE_ME-unset} a=${SBX_TEST_ADDED-unset} "
+           "p=${PATH:+set}\"");
     p.env_remove = {"SBX_TEST_REMOVE_ME"};
     p.env_add = {{"SBX_TEST_ADDED", "v=1"}};
     auto r = supervise(p, capture());
@@ -380,11 +381,13 @@ TEST_CASE("orphans that die during the run are reaped at once, not piled up as z
     // zombies falls to 0 while the command still runs; it would stay up if
     // none were reaped before the end.  (The waits are bounded by 60 s.)
     const auto dir = temp_dir();
-    auto r = supervise(sh("d=" + dir + "; i=0; while [ $i -lt 30 ]; do (sh -c \"touch $d/$i\" &); i=$((i+1)); done; "
-                          "i=0; while [ \"$(ls $d | wc -l)\" -lt 30 ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done; "
-                          "i=0; while [ \"$(ps -o stat= --ppid $PPID | grep -c Z)\" != 0 ] && [ $i -lt 6000 ]; do "
-                          "sleep 0.01; i=$((i+1)); done; ps -o stat= --ppid $PPID | grep -c Z; rm -r $d"),
-                       capture());
+    auto r =
+        supervise(sh("d=" + dir +
+                     "; i=0; while [ $i -lt 30 ]; do (sh -c \"touch $d/$i\" &); i=$((i+1)); done; "
+                     "i=0; while [ \"$(ls $d | wc -l)\" -lt 30 ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done; "
+                     "i=0; while [ \"$(ps -o stat= --ppid $PPID | grep -c Z)\" != 0 ] && [ $i -lt 6000 ]; do "
+                     "sleep 0.01; i=$((i+1)); done; ps -o stat= --ppid $PPID | grep -c Z; rm -r $d"),
+                  capture());
     CHECK(r.out.shown == "0\n");
 }
 
@@ -405,6 +408,5 @@ TEST_CASE("exec candidates follow the child's PATH") {
     CHECK(exec::exec_candidates("/bin/ls", {"PATH=/x"}) == std::vector<std::string>{"/bin/ls"});
     CHECK(exec::exec_candidates("./run", {}) == std::vector<std::string>{"./run"});
     CHECK(exec::exec_candidates("ls", {"PATH=/a::/b"}) == std::vector<std::string>{"/a/ls", "./ls", "/b/ls"});
-    CHECK(exec::exec_candidates("ls", {}) ==
-          std::vector<std::string>{"/usr/local/bin/ls", "/usr/bin/ls", "/bin/ls"});
+    CHECK(exec::exec_candidates("ls", {}) == std::vector<std::string>{"/usr/local/bin/ls", "/usr/bin/ls", "/bin/ls"});
 }

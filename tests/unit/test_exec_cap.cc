@@ -54,9 +54,7 @@ std::uint64_t lines_unshown(const std::string& s, std::size_t head, std::size_t 
     return n;
 }
 
-std::uint64_t lines_of(const std::string& s) {
-    return lines_unshown(s, 0, 0);
-}
+std::uint64_t lines_of(const std::string& s) { return lines_unshown(s, 0, 0); }
 
 }  // namespace
 
@@ -195,14 +193,18 @@ TEST_CASE("zero and tiny caps") {
 
 TEST_CASE("UTF-8 is not split where the sequence is in view") {
     // é is C3 A9: a cut at 5 would fall between its bytes.
-    const std::string text = "abcd\xC3\xA9" "fgh";
+    const std::string text =
+        "abcd\xC3\xA9"
+        "fgh";
     const Shown head = run(OutputCaps{5, 0, Keep::Head}, {text});
     CHECK(head.head == "abcd");
     // The tail does not start on a continuation byte.
     const Shown tail = run(OutputCaps{4, 0, Keep::Tail}, {text});
     CHECK(tail.tail == "fgh");
     // A 4-byte sequence (U+1F600) at the head's cut.
-    const std::string emoji = "ab\xF0\x9F\x98\x80" "cd";
+    const std::string emoji =
+        "ab\xF0\x9F\x98\x80"
+        "cd";
     OutputCap cap(OutputCaps{8, 0, Keep::Both});
     const Shown both = feed(cap, {emoji});
     CHECK(both.head == "ab");
@@ -255,8 +257,7 @@ TEST_CASE("property: head, tail and counts agree with a brute-force reading") {
         const int len = pick(0, 120);
         for (int i = 0; i < len; ++i) s += pick(0, 4) == 0 ? '\n' : static_cast<char>('a' + pick(0, 25));
         OutputCaps caps{static_cast<std::uint64_t>(pick(0, 3) == 0 ? 0 : pick(1, 40)),
-                        static_cast<std::uint64_t>(pick(0, 3) == 0 ? 0 : pick(1, 12)),
-                        static_cast<Keep>(pick(0, 2))};
+                        static_cast<std::uint64_t>(pick(0, 3) == 0 ? 0 : pick(1, 12)), static_cast<Keep>(pick(0, 2))};
         std::vector<std::string> chunks;
         for (std::size_t p = 0; p < s.size();) {
             const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(pick(1, 17)), s.size() - p);

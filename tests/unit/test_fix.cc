@@ -218,8 +218,9 @@ TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's g
     REQUIRE(a.guess);
     CHECK(a.guess->path == "f");
     CHECK(a.guess->rule.empty());
-    CHECK(a.guess->fix == "no flag suggested: /w/f is writable: the command wrote elsewhere (--record-denials "
-                          "records where)");
+    CHECK(a.guess->fix ==
+          "no flag suggested: /w/f is writable: the command wrote elsewhere (--record-denials "
+          "records where)");
     // A relative name that is not writable there: against the command's cwd.
     a.path = "../etc/x";
     env.cwd = "/w";

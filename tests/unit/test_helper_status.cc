@@ -12,9 +12,12 @@ using namespace sbx;
 TEST_CASE("helper status: each kind of line, in any order; other lines are skipped") {
     const HelperStatus s = parse_helper_status(
         "not json\n"
-        R"({"not_enforced":{"reason":"no user namespace","items":["protected paths","x"]}})" "\n"
-        R"({"exec_error":{"argv0":"./a.sh","errno":13,"error":"Permission denied","mode":33188,"path":"./a.sh"}})" "\n"
-        R"({"something":"new"})" "\n"
+        R"({"not_enforced":{"reason":"no user namespace","items":["protected paths","x"]}})"
+        "\n"
+        R"({"exec_error":{"argv0":"./a.sh","errno":13,"error":"Permission denied","mode":33188,"path":"./a.sh"}})"
+        "\n"
+        R"({"something":"new"})"
+        "\n"
         R"({"error":{"step":"mounts","reason":"r","fix":"f","message":"mounts: r; f"}})");
     REQUIRE(s.error);
     CHECK(*s.error == "mounts: r; f");
@@ -72,11 +75,14 @@ TEST_CASE("exec failure: the words for each cause") {
 }
 
 TEST_CASE("helper status: the recorder's denials, in order, and the count past its bound") {
-    const HelperStatus s = parse_helper_status(
-        R"({"denied":{"op":"create","path":"/etc/x","pid":3,"program":"touch"}})" "\n"
-        R"({"denied":{"op":"connect","address":"10.0.0.1:53","pid":5,"program":"getent"}})" "\n"
-        R"({"denied":{"path":"/no/op"}})" "\n"
-        R"({"denied_omitted":9744})");
+    const HelperStatus s =
+        parse_helper_status(R"({"denied":{"op":"create","path":"/etc/x","pid":3,"program":"touch"}})"
+                            "\n"
+                            R"({"denied":{"op":"connect","address":"10.0.0.1:53","pid":5,"program":"getent"}})"
+                            "\n"
+                            R"({"denied":{"path":"/no/op"}})"
+                            "\n"
+                            R"({"denied_omitted":9744})");
     REQUIRE(s.denied.size() == 2);
     CHECK(s.denied[0].op == "create");
     CHECK(s.denied[0].path == "/etc/x");

@@ -85,8 +85,8 @@ TEST_CASE("profile: the top-level types and what they mean (section 3.2)") {
         CHECK_FALSE(in.entries);
     }
     SECTION("managed + restricted: the complete entry list, the mode left to resolve()") {
-        const PolicyInput in = parse(managed(kRootRead + "," + ent(pa("/w"), "write"), "enabled",
-                                             R"(,"glob_scan_max_depth":4)"));
+        const PolicyInput in =
+            parse(managed(kRootRead + "," + ent(pa("/w"), "write"), "enabled", R"(,"glob_scan_max_depth":4)"));
         CHECK_FALSE(in.mode);
         CHECK(in.network == Network::Full);
         CHECK(entries_of(in) == std::vector<FsEntry>{special(K::Root, R), path("/w", W)});
@@ -122,9 +122,9 @@ TEST_CASE("profile: full-disk write has no filesystem sandbox (section 4.3)") {
     CHECK(parse(managed(root_write, "enabled")).network == Network::Full);
     // Narrowing entries: an ordinary entry list.
     for (const std::string& narrowing :
-         {ent(pa("/w/docs"), "read"), ent(pa("/w/secret"), "deny"), ent(pa("/w"), "none"),
-          ent(sp("root"), "deny"), ent(R"({"type":"glob_pattern","pattern":"/w/**/*.env"})", "deny"),
-          ent(sp("tmpdir"), "read"), ent(sp("project_roots"), "read"),
+         {ent(pa("/w/docs"), "read"), ent(pa("/w/secret"), "deny"), ent(pa("/w"), "none"), ent(sp("root"), "deny"),
+          ent(R"({"type":"glob_pattern","pattern":"/w/**/*.env"})", "deny"), ent(sp("tmpdir"), "read"),
+          ent(sp("project_roots"), "read"),
           // deny beats write at the same place
           ent(pa("/w"), "deny") + "," + ent(pa("/w"), "write")}) {
         const PolicyInput in = parse(managed(root_write + "," + narrowing));
@@ -168,17 +168,14 @@ TEST_CASE("profile: every accepted shape (section 3.1)") {
               entry(K::ProjectRoots, "../out", W));
         CHECK(entries_of(parse(with(ent(sub("project_roots", R"(".")"), "write"))))[1] ==
               entry(K::ProjectRoots, "", W));
-        CHECK(entries_of(parse(with(ent(sub("project_roots", R"("")"), "write"))))[1] ==
-              entry(K::ProjectRoots, "", W));
-        CHECK(entries_of(parse(with(ent(sub("project_roots", "null"), "write"))))[1] ==
-              entry(K::ProjectRoots, "", W));
+        CHECK(entries_of(parse(with(ent(sub("project_roots", R"("")"), "write"))))[1] == entry(K::ProjectRoots, "", W));
+        CHECK(entries_of(parse(with(ent(sub("project_roots", "null"), "write"))))[1] == entry(K::ProjectRoots, "", W));
         CHECK(entries_of(parse(with(ent(sub("current_working_directory", R"("x")"), "read"))))[1] ==
               entry(K::ProjectRoots, "x", R));
         CHECK(entries_of(parse(with(ent(R"({"type":"special","value":{"kind":"unknown","path":"/opt/thing"}})",
                                         "read"))))[1] == entry(K::Unknown, "/opt/thing", R));
-        CHECK(entries_of(parse(with(ent(
-                  R"({"type":"special","value":{"kind":"unknown","path":"rel","subpath":"y"}})", "read"))))[1] ==
-              entry(K::Unknown, "rel", R));
+        CHECK(entries_of(parse(with(ent(R"({"type":"special","value":{"kind":"unknown","path":"rel","subpath":"y"}})",
+                                        "read"))))[1] == entry(K::Unknown, "rel", R));
     }
     SECTION("glob patterns: absolute, or relative to --sandbox-policy-cwd") {
         auto glob = [](const std::string& p) { return R"({"type":"glob_pattern","pattern":")" + p + R"("})"; };
@@ -197,21 +194,21 @@ TEST_CASE("profile: every accepted shape (section 3.1)") {
                   .glob_scan_max_depth == 4294967295u);
     }
     SECTION("unknown keys are ignored at every level of the tagged shapes") {
-        const PolicyInput in = parse(
-            R"({"type":"managed","x":1,"file_system":{"type":"restricted","y":[],"entries":[)"
-            R"({"path":{"type":"special","value":{"kind":"root","z":1},"w":2},"access":"read","v":3},)"
-            R"({"path":{"type":"path","path":"/w","q":true},"access":"write"}]},"network":"restricted"})");
+        const PolicyInput in =
+            parse(R"({"type":"managed","x":1,"file_system":{"type":"restricted","y":[],"entries":[)"
+                  R"({"path":{"type":"special","value":{"kind":"root","z":1},"w":2},"access":"read","v":3},)"
+                  R"({"path":{"type":"path","path":"/w","q":true},"access":"write"}]},"network":"restricted"})");
         CHECK(entries_of(in) == std::vector<FsEntry>{special(K::Root, R), path("/w", W)});
         CHECK(parse(R"({"type":"disabled","network":"bogus","file_system":5})").mode == Mode::DangerFullAccess);
         CHECK(parse(R"({"type":"external","network":"enabled","file_system":5})").mode == Mode::ExternalSandbox);
-        CHECK(parse(R"({"type":"managed","file_system":{"type":"unrestricted","entries":7},"network":"enabled"})")
-                  .mode == Mode::ExternalSandbox);
+        CHECK(
+            parse(R"({"type":"managed","file_system":{"type":"unrestricted","entries":7},"network":"enabled"})").mode ==
+            Mode::ExternalSandbox);
     }
     SECTION("a relative --sandbox-policy-cwd: project_roots and relative globs resolve to nothing") {
         const PolicyInput in = parse(
-            with(ent(sp("project_roots"), "write") + "," +
-                 ent(R"({"type":"glob_pattern","pattern":"*.env"})", "deny") + "," +
-                 ent(R"({"type":"glob_pattern","pattern":"/abs/*.env"})", "deny")),
+            with(ent(sp("project_roots"), "write") + "," + ent(R"({"type":"glob_pattern","pattern":"*.env"})", "deny") +
+                 "," + ent(R"({"type":"glob_pattern","pattern":"/abs/*.env"})", "deny")),
             "rel/dir");
         CHECK(entries_of(in) == std::vector<FsEntry>{special(K::Root, R), entry(K::Glob, "/abs/*.env", D)});
         CHECK_FALSE(in.workspace);
@@ -234,8 +231,7 @@ TEST_CASE("profile: the older untagged shape (section 3.3)") {
         CHECK(parse(R"({"network":{"enabled":true,"foo":1}})").network == Network::Full);  // ignored there
     }
     SECTION("file_system with entries") {
-        const PolicyInput in =
-            parse(R"({"file_system":{"entries":[)" + kRootRead + R"(],"glob_scan_max_depth":2}})");
+        const PolicyInput in = parse(R"({"file_system":{"entries":[)" + kRootRead + R"(],"glob_scan_max_depth":2}})");
         CHECK(entries_of(in) == std::vector<FsEntry>{special(K::Root, R)});
         CHECK(in.glob_scan_max_depth == 2u);
         CHECK(entries_of(parse(R"({"file_system":{}})")).empty());
@@ -411,46 +407,43 @@ TEST_CASE("profile: the captured examples of section 7") {
     check_sandboxed(parse(ex2), ws_entries, Network::Restricted);
     // 4. writable_roots = ["/srv/extra"]: the root twice, and its protections
     const std::string extra_w = ent(pa("/srv/extra"), "write");
-    check_sandboxed(
-        parse(managed(root + "," + cws_w + "," + extra_w + "," + slash_tmp + "," + tmpdir + "," + extra_w +
-                      skips({"/home/u/proj", "/srv/extra"}))),
-        cat({special(K::Root, R), path("/home/u/proj", W), path("/srv/extra", W), special(K::SlashTmp, W),
-             special(K::TmpDir, W), path("/srv/extra", W)},
-            protect({"/home/u/proj", "/srv/extra"})),
-        Network::Restricted);
+    check_sandboxed(parse(managed(root + "," + cws_w + "," + extra_w + "," + slash_tmp + "," + tmpdir + "," + extra_w +
+                                  skips({"/home/u/proj", "/srv/extra"}))),
+                    cat({special(K::Root, R), path("/home/u/proj", W), path("/srv/extra", W), special(K::SlashTmp, W),
+                         special(K::TmpDir, W), path("/srv/extra", W)},
+                        protect({"/home/u/proj", "/srv/extra"})),
+                    Network::Restricted);
     // 5. network_access = true
-    check_sandboxed(parse(managed(root + "," + cws_w + "," + slash_tmp + "," + tmpdir + skips({"/home/u/proj"}),
-                                  "enabled")),
-                    ws_entries, Network::Full);
+    check_sandboxed(
+        parse(managed(root + "," + cws_w + "," + slash_tmp + "," + tmpdir + skips({"/home/u/proj"}), "enabled")),
+        ws_entries, Network::Full);
     // 6. exclude_slash_tmp
-    check_sandboxed(parse(managed(root + "," + cws_w + "," + tmpdir + skips({"/home/u/proj"}))),
-                    cat({special(K::Root, R), path("/home/u/proj", W), special(K::TmpDir, W)},
-                        protect({"/home/u/proj"})),
-                    Network::Restricted);
+    check_sandboxed(
+        parse(managed(root + "," + cws_w + "," + tmpdir + skips({"/home/u/proj"}))),
+        cat({special(K::Root, R), path("/home/u/proj", W), special(K::TmpDir, W)}, protect({"/home/u/proj"})),
+        Network::Restricted);
     // 7. exclude_tmpdir_env_var
-    check_sandboxed(parse(managed(root + "," + cws_w + "," + slash_tmp + skips({"/home/u/proj"}))),
-                    cat({special(K::Root, R), path("/home/u/proj", W), special(K::SlashTmp, W)},
-                        protect({"/home/u/proj"})),
-                    Network::Restricted);
+    check_sandboxed(
+        parse(managed(root + "," + cws_w + "," + slash_tmp + skips({"/home/u/proj"}))),
+        cat({special(K::Root, R), path("/home/u/proj", W), special(K::SlashTmp, W)}, protect({"/home/u/proj"})),
+        Network::Restricted);
     // 8. both exclusions
     check_sandboxed(parse(managed(root + "," + cws_w + skips({"/home/u/proj"}))),
                     cat({special(K::Root, R), path("/home/u/proj", W)}, protect({"/home/u/proj"})),
                     Network::Restricted);
     // 10. -C /srv/fx/ws/sub: both cwd flags and every cwd path
     const std::string sub = "/srv/fx/ws/sub";
-    check_sandboxed(parse(managed(root + "," + ent(pa(sub), "write") + "," + slash_tmp + "," + tmpdir + skips({sub})),
-                          sub),
-                    cat({special(K::Root, R), path(sub, W), special(K::SlashTmp, W), special(K::TmpDir, W)},
-                        protect({sub})),
-                    Network::Restricted, sub);
-    // 11. custom profile p1
     check_sandboxed(
-        parse(managed(ent(pa("/srv/fx/deny"), "deny") + "," + ent(pa("/srv/fx/deny/open"), "write") + "," +
-                      ent(R"({"type":"glob_pattern","pattern":"/home/u/proj/**/*.env"})", "deny") + "," + cws_w +
-                      "," + ent(pa("/home/u/proj/docs"), "read") + "," + root)),
-        {path("/srv/fx/deny", D), path("/srv/fx/deny/open", W), entry(K::Glob, "/home/u/proj/**/*.env", D),
-         path("/home/u/proj", W), path("/home/u/proj/docs", R), special(K::Root, R)},
-        Network::Restricted);
+        parse(managed(root + "," + ent(pa(sub), "write") + "," + slash_tmp + "," + tmpdir + skips({sub})), sub),
+        cat({special(K::Root, R), path(sub, W), special(K::SlashTmp, W), special(K::TmpDir, W)}, protect({sub})),
+        Network::Restricted, sub);
+    // 11. custom profile p1
+    check_sandboxed(parse(managed(ent(pa("/srv/fx/deny"), "deny") + "," + ent(pa("/srv/fx/deny/open"), "write") + "," +
+                                  ent(R"({"type":"glob_pattern","pattern":"/home/u/proj/**/*.env"})", "deny") + "," +
+                                  cws_w + "," + ent(pa("/home/u/proj/docs"), "read") + "," + root)),
+                    {path("/srv/fx/deny", D), path("/srv/fx/deny/open", W), entry(K::Glob, "/home/u/proj/**/*.env", D),
+                     path("/home/u/proj", W), path("/home/u/proj/docs", R), special(K::Root, R)},
+                    Network::Restricted);
     // 12. custom profile p2: minimal, no root, glob_scan_max_depth, network enabled
     {
         const std::string arg0 = "/home/u/.codex/tmp/arg0-linux/codex-arg0BQHpDn";
@@ -468,11 +461,11 @@ TEST_CASE("profile: the captured examples of section 7") {
     check_sandboxed(parse(managed(extra_w + "," + root + "," + ent(pa("/home/u/.ssh"), "deny"))),
                     {path("/srv/extra", W), special(K::Root, R), path("/home/u/.ssh", D)}, Network::Restricted);
     // 14. custom profile p4 (extends :workspace)
-    check_sandboxed(parse(managed(ent(pa("/srv/fx/deny"), "deny") + "," + root + "," + slash_tmp + "," + tmpdir +
-                                  "," + cws_w)),
-                    {path("/srv/fx/deny", D), special(K::Root, R), special(K::SlashTmp, W), special(K::TmpDir, W),
-                     path("/home/u/proj", W)},
-                    Network::Restricted);
+    check_sandboxed(
+        parse(managed(ent(pa("/srv/fx/deny"), "deny") + "," + root + "," + slash_tmp + "," + tmpdir + "," + cws_w)),
+        {path("/srv/fx/deny", D), special(K::Root, R), special(K::SlashTmp, W), special(K::TmpDir, W),
+         path("/home/u/proj", W)},
+        Network::Restricted);
     // 15. p5: the profile is an ordinary one (the helper refuses --managed-network)
     check_sandboxed(parse(managed(root + "," + slash_tmp + "," + tmpdir + "," + cws_w, "enabled")),
                     {special(K::Root, R), special(K::SlashTmp, W), special(K::TmpDir, W), path("/home/u/proj", W)},

@@ -6,8 +6,8 @@
 #include "policy/policy.h"
 
 using namespace sbx;
-using sbx::test::FakeFs;
 using nlohmann::json;
+using sbx::test::FakeFs;
 
 namespace {
 
@@ -113,10 +113,11 @@ TEST_CASE("workspace-write: protected names at the top of every writable root, e
     FakeFs fs = machine();
     fs.dir("/work/repo/.git/hooks");
     CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/repo"));
-    CHECK(protected_of(p, "/work/repo") ==
-          std::vector<std::string>{"/work/repo/.agents", "/work/repo/.aws", "/work/repo/.codex", "/work/repo/.git",
-                                   "/work/repo/.sbx"});
-    CHECK(protected_of(p, "/tmp") == std::vector<std::string>{"/tmp/.agents", "/tmp/.aws", "/tmp/.codex", "/tmp/.git", "/tmp/.sbx"});
+    CHECK(protected_of(p, "/work/repo") == std::vector<std::string>{"/work/repo/.agents", "/work/repo/.aws",
+                                                                    "/work/repo/.codex", "/work/repo/.git",
+                                                                    "/work/repo/.sbx"});
+    CHECK(protected_of(p, "/tmp") ==
+          std::vector<std::string>{"/tmp/.agents", "/tmp/.aws", "/tmp/.codex", "/tmp/.git", "/tmp/.sbx"});
     CHECK(protected_of(p, "/dev/null").empty());
 }
 
@@ -136,7 +137,8 @@ TEST_CASE("a .git file's gitdir: target is protected too, resolved") {
         CanonicalPolicy q = resolve(in, fs.env("/work/wt"));
         const auto& pr = protected_of(q, "/work/main-repo");
         CHECK(std::find(pr.begin(), pr.end(), "/work/main-repo/.git/worktrees/wt") != pr.end());
-        CHECK_FALSE(check_access(q, Access::Write, "/work/main-repo/.git/worktrees/wt/HEAD", fs.env("/work/wt")).allowed);
+        CHECK_FALSE(
+            check_access(q, Access::Write, "/work/main-repo/.git/worktrees/wt/HEAD", fs.env("/work/wt")).allowed);
         CHECK(check_access(q, Access::Write, "/work/main-repo/src", fs.env("/work/wt")).allowed);
     }
 
@@ -167,10 +169,12 @@ TEST_CASE("writable roots and the workspace are symlink-resolved and deduplicate
     fs.link("/work/link", "repo").link("/optlink", "/opt");
     PolicyInput in = input(Mode::WorkspaceWrite);
     in.workspace = PolicyInput::SourcedPath{"/work/link", "--workspace"};
-    in.writable_roots = {{"/optlink", "--writable-root"}, {"/opt/", "--writable-root"}, {"../../opt", "--writable-root"}};
+    in.writable_roots = {
+        {"/optlink", "--writable-root"}, {"/opt/", "--writable-root"}, {"../../opt", "--writable-root"}};
     CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
     CHECK(p.workspace == "/work/repo");
-    CHECK(std::count(p.entries.begin(), p.entries.end(), FsEntry{{FsTarget::Kind::Path, "/opt"}, FsAccess::Write, ""}) == 1);
+    CHECK(std::count(p.entries.begin(), p.entries.end(),
+                     FsEntry{{FsTarget::Kind::Path, "/opt"}, FsAccess::Write, ""}) == 1);
     CHECK(paths(p) == std::vector<std::string>{"/work/repo", "/opt", "/tmp", "/dev/shm", "/dev/null"});
 }
 
@@ -216,9 +220,11 @@ TEST_CASE("writable roots outside workspace-write are refused, with the fix") {
     Environment env = fs.env("/work/repo");
     PolicyInput in = input(Mode::ReadOnly);
     in.writable_roots = {{"/opt", "--writable-root"}};
-    CHECK_THROWS_WITH(resolve(in, env), "--writable-root: writable roots need -p workspace-write (the policy is read-only)");
+    CHECK_THROWS_WITH(resolve(in, env),
+                      "--writable-root: writable roots need -p workspace-write (the policy is read-only)");
     in.mode_source = "default";
-    CHECK_THROWS_WITH(resolve(in, env), "--writable-root: writable roots need -p workspace-write (the policy is read-only)");
+    CHECK_THROWS_WITH(resolve(in, env),
+                      "--writable-root: writable roots need -p workspace-write (the policy is read-only)");
 
     SECTION("a policy document that says read-only and names writable roots contradicts itself") {
         const std::string doc = R"({"mode":"read-only","writable_roots":["/opt"]})";
@@ -230,7 +236,8 @@ TEST_CASE("writable roots outside workspace-write are refused, with the fix") {
         PolicyInput merged = read_policy_text(R"({"writable_roots":["/opt"]})", "p.json", env).input;
         merged.merge(input(Mode::WorkspaceWrite));
         const CanonicalPolicy p = resolve(merged, env);
-        CHECK(std::any_of(p.writable.begin(), p.writable.end(), [](const WritableRoot& w) { return w.path == "/opt"; }));
+        CHECK(
+            std::any_of(p.writable.begin(), p.writable.end(), [](const WritableRoot& w) { return w.path == "/opt"; }));
     }
     SECTION("the modes without a filesystem sandbox: everything is writable already") {
         in.mode = Mode::DangerFullAccess;
@@ -249,9 +256,9 @@ TEST_CASE("--protect adds a name, --unprotect removes one") {
     in.unprotect = {".agents"};
     CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
     CHECK(p.protected_names == std::vector<std::string>{".git", ".sbx", ".codex", ".aws", ".env"});
-    CHECK(protected_of(p, "/work/repo") ==
-          std::vector<std::string>{"/work/repo/.aws", "/work/repo/.codex", "/work/repo/.env", "/work/repo/.git",
-                                   "/work/repo/.sbx"});
+    CHECK(protected_of(p, "/work/repo") == std::vector<std::string>{"/work/repo/.aws", "/work/repo/.codex",
+                                                                    "/work/repo/.env", "/work/repo/.git",
+                                                                    "/work/repo/.sbx"});
 }
 
 TEST_CASE("merge: later sources override, lists accumulate") {
@@ -343,9 +350,8 @@ TEST_CASE("Codex SandboxPolicy JSON") {
     CHECK(ro.mode == Mode::ReadOnly);
     CHECK(ro.network == Network::Restricted);
 
-    CanonicalPolicy ww = parse(
-        R"({"type":"workspace-write","writable_roots":["/opt"],"network_access":false,)"
-        R"("exclude_tmpdir_env_var":false,"exclude_slash_tmp":true})");
+    CanonicalPolicy ww = parse(R"({"type":"workspace-write","writable_roots":["/opt"],"network_access":false,)"
+                               R"("exclude_tmpdir_env_var":false,"exclude_slash_tmp":true})");
     CHECK(ww.mode == Mode::WorkspaceWrite);
     CHECK(ww.network == Network::Restricted);
     CHECK(paths(ww) == std::vector<std::string>{"/work/repo", "/opt", "/dev/null"});
@@ -420,11 +426,11 @@ TEST_CASE("~ in a policy file is $HOME, as on the command line") {
     CHECK(expand_home("/abs/~", env, "s") == "/abs/~");
     CHECK_THROWS_WITH(expand_home("~root/x", env, "p.json"),
                       "p.json: '~root/x': only ~ and ~/ are expanded (the home of another user is not)");
-    const CanonicalPolicy p = parse_policy_text(R"({"entries":[{"path":"~/.cache/pip","access":"write"}]})",
-                                                "p.json", env);
+    const CanonicalPolicy p =
+        parse_policy_text(R"({"entries":[{"path":"~/.cache/pip","access":"write"}]})", "p.json", env);
     CHECK(p.entries.front().target.value == "/home/u/.cache/pip");
-    const CanonicalPolicy q = parse_policy_text(R"({"mode":"workspace-write","writable_roots":["~/.cache/pip"]})",
-                                                "p.json", env);
+    const CanonicalPolicy q =
+        parse_policy_text(R"({"mode":"workspace-write","writable_roots":["~/.cache/pip"]})", "p.json", env);
     CHECK(std::any_of(q.writable.begin(), q.writable.end(),
                       [](const WritableRoot& r) { return r.path == "/home/u/.cache/pip"; }));
     env.home.reset();
@@ -440,8 +446,8 @@ TEST_CASE("missing writable roots: the last component, where the parent exists; 
     env.home = "/home/u";
     PolicyInput in{};
     in.mode = Mode::WorkspaceWrite;
-    in.writable_roots = {{"~/.cache", "p.json"}, {"/h/.cache", "-w"}, {"/home/u/a/b", "-w"}, {"/work", "-w"},
-                         {"rel", "-w"}};
+    in.writable_roots = {
+        {"~/.cache", "p.json"}, {"/h/.cache", "-w"}, {"/home/u/a/b", "-w"}, {"/work", "-w"}, {"rel", "-w"}};
     // Symlinked parents resolved, each once; /home/u/a/b has no parent; /work exists.
     CHECK(missing_writable_roots(in, env) == std::vector<std::string>{"/home/u/.cache", "/work/rel"});
     CHECK_THROWS_WITH(resolve(in, env), "p.json: /home/u/.cache: no such directory");

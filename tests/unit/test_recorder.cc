@@ -30,17 +30,27 @@ struct Case {
 TEST_CASE("recorder: workspace-write refuses writes outside the writable roots and to protected names") {
     const CanonicalPolicy p = workspace_write();
     const Case cases[] = {
-        {"create", "/etc/x", true}, {"write", "/etc/passwd", true}, {"chmod", "/etc/passwd", true},
-        {"remove", "/etc/hostname", true}, {"create", "/work/repo/f", false}, {"write", "/work/repo/sub/f", false},
-        {"create", "/tmp/x", false}, {"write", "/dev/null", false},
+        {"create", "/etc/x", true},
+        {"write", "/etc/passwd", true},
+        {"chmod", "/etc/passwd", true},
+        {"remove", "/etc/hostname", true},
+        {"create", "/work/repo/f", false},
+        {"write", "/work/repo/sub/f", false},
+        {"create", "/tmp/x", false},
+        {"write", "/dev/null", false},
         // Protected names, also where they do not exist yet.
-        {"create", "/work/repo/.git/hooks/x", true}, {"write", "/work/repo/.git/config", true},
-        {"create", "/work/repo/.sbx", true}, {"remove", "/work/repo/.git", true},
+        {"create", "/work/repo/.git/hooks/x", true},
+        {"write", "/work/repo/.git/config", true},
+        {"create", "/work/repo/.sbx", true},
+        {"remove", "/work/repo/.git", true},
         {"create", "/work/repo/.gitignore", false},
         // A namespace change needs the parent too: the writable root's
         // contents may change, not its name.
-        {"write", "/work/repo", false}, {"chmod", "/work/repo", false}, {"remove", "/work/repo", true},
-        {"rename", "/work/repo", true}, {"create", "/", true},
+        {"write", "/work/repo", false},
+        {"chmod", "/work/repo", false},
+        {"remove", "/work/repo", true},
+        {"rename", "/work/repo", true},
+        {"create", "/", true},
     };
     for (const Case& c : cases) {
         INFO(c.op << " " << c.path);

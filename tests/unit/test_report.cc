@@ -32,10 +32,13 @@ RunReport sample() {
 
 TEST_CASE("invalid UTF-8 is replaced, valid text kept") {
     CHECK(sanitize_utf8("h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80") == "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80");
-    CHECK(sanitize_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
-    CHECK(sanitize_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");           // overlong
+    CHECK(sanitize_utf8("a\xFF"
+                        "b") ==
+          "a\xEF\xBF\xBD"
+          "b");
+    CHECK(sanitize_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
     CHECK(sanitize_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-    CHECK(sanitize_utf8("\xE2\x82") == "\xEF\xBF\xBD");                       // truncated: one maximal subpart
+    CHECK(sanitize_utf8("\xE2\x82") == "\xEF\xBF\xBD");                              // truncated: one maximal subpart
     CHECK(sanitize_utf8(std::string("\0x", 2)) == std::string("\0x", 2));
 }
 
@@ -55,11 +58,30 @@ TEST_CASE("the JSON result has every field of section 4") {
     r.result.out.bytes = 5000;
     r.result.out.truncated = true;
     const auto j = result_json(r);
-    for (const char* key : {"command", "cwd", "sandbox", "policy", "exit_code", "signal", "timed_out", "duration_ms",
-                            "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes",
-                            "stderr_bytes", "stdout_omitted_bytes", "stdout_omitted_lines",
-                            "stderr_omitted_bytes", "stderr_omitted_lines", "output_cap", "sandbox_denied",
-                            "denials", "escalated", "approval", "not_enforced"})
+    for (const char* key : {"command",
+                            "cwd",
+                            "sandbox",
+                            "policy",
+                            "exit_code",
+                            "signal",
+                            "timed_out",
+                            "duration_ms",
+                            "stdout",
+                            "stderr",
+                            "stdout_truncated",
+                            "stderr_truncated",
+                            "stdout_bytes",
+                            "stderr_bytes",
+                            "stdout_omitted_bytes",
+                            "stdout_omitted_lines",
+                            "stderr_omitted_bytes",
+                            "stderr_omitted_lines",
+                            "output_cap",
+                            "sandbox_denied",
+                            "denials",
+                            "escalated",
+                            "approval",
+                            "not_enforced"})
         CHECK(j.contains(key));
     CHECK(j.size() == 24);
     CHECK_FALSE(j.contains("denials_omitted"));  // only where the recorder left some out
@@ -106,16 +128,23 @@ TEST_CASE("the omitted event, and the result's omission fields") {
 
 TEST_CASE("the heuristic's note: the message, the path it names, its rule and fix (report/fix.h)") {
     RunReport r = sample();
-    r.denial.guess = Denial{"write", "/etc/x", "", "", 0, "",
+    r.denial.guess = Denial{"write",
+                            "/etc/x",
+                            "",
+                            "",
+                            0,
+                            "",
                             "read :root (read-only preset): nothing is writable but /dev/null",
                             "-p workspace-write -w /etc"};
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system): write /etc/x (read :root "
-                            "(read-only preset): nothing is writable but /dev/null; allow with -p workspace-write "
-                            "-w /etc)\n");
-    r.denial.guess = Denial{"write", "f", "", "", 0, "", "",
-                            "no flag suggested: /w/f is writable: the command wrote elsewhere"};
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system): write f (no flag "
-                            "suggested: /w/f is writable: the command wrote elsewhere)\n");
+    CHECK(denial_note(r) ==
+          "sbx: the sandbox likely denied this (read-only file system): write /etc/x (read :root "
+          "(read-only preset): nothing is writable but /dev/null; allow with -p workspace-write "
+          "-w /etc)\n");
+    r.denial.guess =
+        Denial{"write", "f", "", "", 0, "", "", "no flag suggested: /w/f is writable: the command wrote elsewhere"};
+    CHECK(denial_note(r) ==
+          "sbx: the sandbox likely denied this (read-only file system): write f (no flag "
+          "suggested: /w/f is writable: the command wrote elsewhere)\n");
     r.denial.sandbox_denied = false;
     CHECK_FALSE(denial_note(r));
 }
@@ -124,44 +153,56 @@ TEST_CASE("exact denials: one summary line, the count and the first with its rul
     RunReport r = sample();
     r.denial = {};
     r.denial.recorded = true;
-    r.denial.denials = {Denial{"create", "/root/.npm/_cacache", "", "", 3, "npm", "not under a writable root",
-                               "-w /root/.npm"},
-                        Denial{"create", "/root/.npm/_logs", "", "", 3, "npm", "not under a writable root",
-                               "-w /root/.npm"}};
+    r.denial.denials = {
+        Denial{"create", "/root/.npm/_cacache", "", "", 3, "npm", "not under a writable root", "-w /root/.npm"},
+        Denial{"create", "/root/.npm/_logs", "", "", 3, "npm", "not under a writable root", "-w /root/.npm"}};
     r.denial.omitted = 1;
     // Also when the command exited 0: the user asked for the record.
-    CHECK(denial_note(r) == "sbx: denied 3 operations; first: create /root/.npm/_cacache (not under a writable "
-                            "root; allow with -w /root/.npm)\n");
+    CHECK(denial_note(r) ==
+          "sbx: denied 3 operations; first: create /root/.npm/_cacache (not under a writable "
+          "root; allow with -w /root/.npm)\n");
     r.denial.omitted = 0;
     r.denial.denials = {Denial{"connect", "", "127.0.0.1:8080", "", 4, "curl",
                                "network restricted: no sockets except AF_UNIX socketpair", "-n full"}};
-    CHECK(denial_note(r) == "sbx: denied 1 operation; first: connect 127.0.0.1:8080 (network restricted: no "
-                            "sockets except AF_UNIX socketpair; allow with -n full)\n");
-    r.denial.denials[0] = Denial{"write", "/root/.bashrc", "", "", 4, "sh", "not under a writable root",
+    CHECK(denial_note(r) ==
+          "sbx: denied 1 operation; first: connect 127.0.0.1:8080 (network restricted: no "
+          "sockets except AF_UNIX socketpair; allow with -n full)\n");
+    r.denial.denials[0] = Denial{"write",
+                                 "/root/.bashrc",
+                                 "",
+                                 "",
+                                 4,
+                                 "sh",
+                                 "not under a writable root",
                                  "no flag suggested: that would make $HOME writable"};
-    CHECK(denial_note(r) == "sbx: denied 1 operation; first: write /root/.bashrc (not under a writable root; no "
-                            "flag suggested: that would make $HOME writable)\n");
+    CHECK(denial_note(r) ==
+          "sbx: denied 1 operation; first: write /root/.bashrc (not under a writable root; no "
+          "flag suggested: that would make $HOME writable)\n");
     // Audit's, without the recorder: only when the command failed of one.
     r.denial.recorded = false;
     r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)", 0, "", "",
                                "no flag suggested: only -p danger-full-access (no sandbox) allows it"}};
     CHECK_FALSE(denial_note(r));
     r.denial.sandbox_denied = true;
-    CHECK(denial_note(r) == "sbx: denied 1 operation; first: scope.signal to pid 1 (init) (no flag suggested: only "
-                            "-p danger-full-access (no sandbox) allows it)\n");
+    CHECK(denial_note(r) ==
+          "sbx: denied 1 operation; first: scope.signal to pid 1 (init) (no flag suggested: only "
+          "-p danger-full-access (no sandbox) allows it)\n");
 }
 
 TEST_CASE("the heuristic without a path: a hint by mode, never -n limited") {
     RunReport r = sample();
     r.denial.path.clear();
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); to allow writes to the "
-                            "workspace use -p workspace-write (and -w DIR for another directory)\n");
+    CHECK(denial_note(r) ==
+          "sbx: the sandbox likely denied this (read-only file system); to allow writes to the "
+          "workspace use -p workspace-write (and -w DIR for another directory)\n");
     r.policy.mode = Mode::WorkspaceWrite;
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (read-only file system); if it was a write outside "
-                            "the writable roots, add -w DIR; if it was the network, use -n full\n");
+    CHECK(denial_note(r) ==
+          "sbx: the sandbox likely denied this (read-only file system); if it was a write outside "
+          "the writable roots, add -w DIR; if it was the network, use -n full\n");
     r.denial.reason = "SIGSYS";
-    CHECK(denial_note(r) == "sbx: the sandbox likely denied this (a blocked system call killed it (SIGSYS)); if it "
-                            "was a socket, -n full allows the network\n");
+    CHECK(denial_note(r) ==
+          "sbx: the sandbox likely denied this (a blocked system call killed it (SIGSYS)); if it "
+          "was a socket, -n full allows the network\n");
     r.denial.sandbox_denied = false;
     CHECK_FALSE(denial_note(r));
 }

@@ -40,8 +40,7 @@ struct Sexp {
     int line = 0;
 
     bool is_list(std::string_view head) const {
-        return kind == Kind::List && !items.empty() && items[0].kind == Kind::Symbol &&
-               items[0].text == head;
+        return kind == Kind::List && !items.empty() && items[0].kind == Kind::Symbol && items[0].text == head;
     }
 };
 
@@ -166,8 +165,7 @@ private:
         Sexp sym{Sexp::Kind::Symbol, {}, {}, line_};
         while (pos_ < text_.size()) {
             const char d = text_[pos_];
-            if (d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '(' || d == ')' || d == ';' || d == '"')
-                break;
+            if (d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '(' || d == ')' || d == ';' || d == '"') break;
             sym.text += d;
             ++pos_;
         }
@@ -193,38 +191,109 @@ std::string decode_string_literal(const std::string& literal) {
 // neighbours.  A name outside this list is a typo that would make sandbox-exec
 // refuse the whole profile.
 const std::set<std::string>& known_operations() {
-    static const std::set<std::string> ops{
-        "default", "file*", "file-chroot", "file-clone", "file-ioctl", "file-issue-extension",
-        "file-link", "file-map-executable", "file-mknod", "file-mount", "file-read*",
-        "file-read-data", "file-read-metadata", "file-read-xattr", "file-revoke", "file-search",
-        "file-test-existence", "file-unmount", "file-write*", "file-write-acl", "file-write-create",
-        "file-write-data", "file-write-flags", "file-write-mode", "file-write-owner",
-        "file-write-setugid", "file-write-times", "file-write-unlink", "file-write-xattr",
-        "iokit*", "iokit-get-properties", "iokit-open", "iokit-set-properties", "ipc*",
-        "ipc-posix*", "ipc-posix-sem", "ipc-posix-shm", "ipc-posix-shm*", "ipc-posix-shm-read*",
-        "ipc-posix-shm-read-data", "ipc-posix-shm-read-metadata", "ipc-posix-shm-write*",
-        "ipc-posix-shm-write-create", "ipc-posix-shm-write-data", "ipc-posix-shm-write-unlink",
-        "ipc-sysv*", "ipc-sysv-msg", "ipc-sysv-sem", "ipc-sysv-shm", "mach*", "mach-bootstrap",
-        "mach-host*", "mach-host-exception-port-set", "mach-host-special-port-set",
-        "mach-lookup", "mach-per-user-lookup", "mach-priv*", "mach-priv-host-port",
-        "mach-priv-task-port", "mach-register", "mach-task-name", "network*", "network-bind",
-        "network-inbound", "network-outbound", "process*", "process-exec", "process-exec*",
-        "process-exec-interpreter", "process-fork", "process-info*", "process-info-codesignature",
-        "process-info-dirtycontrol", "process-info-listpids", "process-info-pidinfo",
-        "process-info-pidfdinfo", "process-info-pidfileportinfo", "process-info-rusage",
-        "process-info-setcontrol", "pseudo-tty", "signal", "sysctl*", "sysctl-read", "sysctl-write",
-        "system*", "system-fsctl", "system-info", "system-socket", "user-preference*",
-        "user-preference-read", "user-preference-write"};
+    static const std::set<std::string> ops{"default",
+                                           "file*",
+                                           "file-chroot",
+                                           "file-clone",
+                                           "file-ioctl",
+                                           "file-issue-extension",
+                                           "file-link",
+                                           "file-map-executable",
+                                           "file-mknod",
+                                           "file-mount",
+                                           "file-read*",
+                                           "file-read-data",
+                                           "file-read-metadata",
+                                           "file-read-xattr",
+                                           "file-revoke",
+                                           "file-search",
+                                           "file-test-existence",
+                                           "file-unmount",
+                                           "file-write*",
+                                           "file-write-acl",
+                                           "file-write-create",
+                                           "file-write-data",
+                                           "file-write-flags",
+                                           "file-write-mode",
+                                           "file-write-owner",
+                                           "file-write-setugid",
+                                           "file-write-times",
+                                           "file-write-unlink",
+                                           "file-write-xattr",
+                                           "iokit*",
+                                           "iokit-get-properties",
+                                           "iokit-open",
+                                           "iokit-set-properties",
+                                           "ipc*",
+                                           "ipc-posix*",
+                                           "ipc-posix-sem",
+                                           "ipc-posix-shm",
+                                           "ipc-posix-shm*",
+                                           "ipc-posix-shm-read*",
+                                           "ipc-posix-shm-read-data",
+                                           "ipc-posix-shm-read-metadata",
+                                           "ipc-posix-shm-write*",
+                                           "ipc-posix-shm-write-create",
+                                           "ipc-posix-shm-write-data",
+                                           "ipc-posix-shm-write-unlink",
+                                           "ipc-sysv*",
+                                           "ipc-sysv-msg",
+                                           "ipc-sysv-sem",
+                                           "ipc-sysv-shm",
+                                           "mach*",
+                                           "mach-bootstrap",
+                                           "mach-host*",
+                                           "mach-host-exception-port-set",
+                                           "mach-host-special-port-set",
+                                           "mach-lookup",
+                                           "mach-per-user-lookup",
+                                           "mach-priv*",
+                                           "mach-priv-host-port",
+                                           "mach-priv-task-port",
+                                           "mach-register",
+                                           "mach-task-name",
+                                           "network*",
+                                           "network-bind",
+                                           "network-inbound",
+                                           "network-outbound",
+                                           "process*",
+                                           "process-exec",
+                                           "process-exec*",
+                                           "process-exec-interpreter",
+                                           "process-fork",
+                                           "process-info*",
+                                           "process-info-codesignature",
+                                           "process-info-dirtycontrol",
+                                           "process-info-listpids",
+                                           "process-info-pidinfo",
+                                           "process-info-pidfdinfo",
+                                           "process-info-pidfileportinfo",
+                                           "process-info-rusage",
+                                           "process-info-setcontrol",
+                                           "pseudo-tty",
+                                           "signal",
+                                           "sysctl*",
+                                           "sysctl-read",
+                                           "sysctl-write",
+                                           "system*",
+                                           "system-fsctl",
+                                           "system-info",
+                                           "system-socket",
+                                           "user-preference*",
+                                           "user-preference-read",
+                                           "user-preference-write"};
     return ops;
 }
 
 struct CheckedProfile {
-    std::vector<Sexp> rules;        // the allow and deny forms, in order
+    std::vector<Sexp> rules;       // the allow and deny forms, in order
     std::set<std::string> params;  // every (param "X") used
 };
 
 void check_string_arg(const Sexp& f, std::size_t n_args = 1) {
-    if (f.items.size() != n_args + 1) throw SbplError("line " + std::to_string(f.line) + ": (" + f.items[0].text + ") takes " + std::to_string(n_args) + " argument(s)");
+    if (f.items.size() != n_args + 1)
+        throw SbplError("line " + std::to_string(f.line) + ": (" + f.items[0].text + ") takes " +
+                        std::to_string(n_args) + " argument(s)");
 }
 
 void check_filter(const Sexp& f, std::set<std::string>& params);
@@ -237,7 +306,8 @@ void check_path_arg(const Sexp& f, std::set<std::string>& params) {
         params.insert(a.items[1].text);
         return;
     }
-    throw SbplError("line " + std::to_string(f.line) + ": (" + f.items[0].text + ") wants a string or (param \"NAME\")");
+    throw SbplError("line " + std::to_string(f.line) + ": (" + f.items[0].text +
+                    ") wants a string or (param \"NAME\")");
 }
 
 void check_filter(const Sexp& f, std::set<std::string>& params) {
@@ -269,9 +339,9 @@ void check_filter(const Sexp& f, std::set<std::string>& params) {
     } else if (head == "require-not") {
         if (f.items.size() != 2) throw SbplError(where + "(require-not) takes one filter");
         check_filter(f.items[1], params);
-    } else if (head == "global-name" || head == "local-name" || head == "sysctl-name" ||
-               head == "sysctl-name-prefix" || head == "iokit-registry-entry-class" ||
-               head == "ipc-posix-name" || head == "ipc-posix-name-prefix" || head == "extension") {
+    } else if (head == "global-name" || head == "local-name" || head == "sysctl-name" || head == "sysctl-name-prefix" ||
+               head == "iokit-registry-entry-class" || head == "ipc-posix-name" || head == "ipc-posix-name-prefix" ||
+               head == "extension") {
         all_strings();
     } else if (head == "target") {
         check_string_arg(f);
@@ -281,7 +351,7 @@ void check_filter(const Sexp& f, std::set<std::string>& params) {
     } else if (head == "vnode-type") {
         check_string_arg(f);
         static const std::set<std::string> types{"REGULAR-FILE", "DIRECTORY", "SYMLINK", "CHARACTER-DEVICE",
-                                                 "BLOCK-DEVICE", "SOCKET", "FIFO"};
+                                                 "BLOCK-DEVICE", "SOCKET",    "FIFO"};
         if (f.items[1].kind != Sexp::Kind::Symbol || !types.contains(f.items[1].text))
             throw SbplError(where + "(vnode-type) wants a vnode type");
     } else if (head == "local" || head == "remote") {
@@ -302,8 +372,7 @@ void check_filter(const Sexp& f, std::set<std::string>& params) {
 CheckedProfile check_profile(const std::string& profile, const std::vector<std::string>& defined_params) {
     CheckedProfile out;
     std::vector<Sexp> forms = Reader(profile).read_all();
-    if (forms.empty() || !forms[0].is_list("version") || forms[0].items.size() != 2 ||
-        forms[0].items[1].text != "1")
+    if (forms.empty() || !forms[0].is_list("version") || forms[0].items.size() != 2 || forms[0].items[1].text != "1")
         throw SbplError("the profile must start with (version 1)");
     bool deny_default = false;
     for (std::size_t i = 1; i < forms.size(); ++i) {
@@ -328,8 +397,7 @@ CheckedProfile check_profile(const std::string& profile, const std::vector<std::
     std::set<std::string> defined;
     for (const std::string& p : defined_params) {
         const auto eq = p.find('=');
-        if (!p.starts_with("-D") || eq == std::string::npos || eq == 2)
-            throw SbplError("malformed parameter " + p);
+        if (!p.starts_with("-D") || eq == std::string::npos || eq == 2) throw SbplError("malformed parameter " + p);
         if (!defined.insert(p.substr(2, eq - 2)).second) throw SbplError("parameter defined twice: " + p);
     }
     for (const std::string& used : out.params)
@@ -411,9 +479,7 @@ public:
     bool read(const std::string& path) const { return allowed(on_file("file-read-data", path)); }
     bool list(const std::string& dir) const { return allowed(on_file("file-read-data", dir, "DIRECTORY")); }
     bool stat(const std::string& path) const { return allowed(on_file("file-read-metadata", path)); }
-    bool rename_dir(const std::string& dir) const {
-        return allowed(on_file("file-write-unlink", dir, "DIRECTORY"));
-    }
+    bool rename_dir(const std::string& dir) const { return allowed(on_file("file-write-unlink", dir, "DIRECTORY")); }
 
 private:
     static bool operation_matches(const std::string& rule_op, const std::string& op) {
@@ -490,8 +556,10 @@ CanonicalPolicy mac_policy(Mode mode, Network network) {
     if (mode == Mode::ReadOnly) {
         p.writable = {{"/dev/null", {}}};
     } else if (mode == Mode::WorkspaceWrite) {
-        p.writable = {root_with_protected("/Users/dev/project"), root_with_protected("/private/tmp"),
-                      root_with_protected("/private/var/folders/zz/abc123/T"), {"/dev/null", {}}};
+        p.writable = {root_with_protected("/Users/dev/project"),
+                      root_with_protected("/private/tmp"),
+                      root_with_protected("/private/var/folders/zz/abc123/T"),
+                      {"/dev/null", {}}};
     } else {
         p.writable = {{"/", {}}};
         p.entries = {FsEntry{{FsTarget::Kind::Root, ""}, FsAccess::Write, "preset"}};
@@ -562,7 +630,8 @@ TEST_CASE("seatbelt: the profile is the embedded base file followed by the gener
 TEST_CASE("seatbelt: parameters for several roots, protected paths and /private aliases") {
     CanonicalPolicy p = mac_policy(Mode::WorkspaceWrite, Network::Restricted);
     p.writable = {
-        {"/Users/dev/project", {"/Users/dev/project/.git", "/Users/dev/project/.sbx", "/Users/dev/main/.git/worktrees/x"}},
+        {"/Users/dev/project",
+         {"/Users/dev/project/.git", "/Users/dev/project/.sbx", "/Users/dev/main/.git/worktrees/x"}},
         {"/Users/dev/cache", {"/Users/dev/cache/.git"}},
         {"/tmp", {"/tmp/.git", "/tmp/.codex"}},
         {"/private/var/folders/zz/T", {}},
@@ -756,9 +825,14 @@ TEST_CASE("seatbelt: string literals are escaped and read back unchanged") {
 
     std::string every_byte;
     for (int b = 1; b < 256; ++b) every_byte += static_cast<char>(b);
-    const std::vector<std::string> nasty{
-        "/Users/dev/my project", "/Users/dev/\"quoted\"", "/Users/dev/back\\slash\\", "/Users/dev/\xE6\x97\xA5\xE6\x9C\xAC",
-        "/x\") (allow default) (\"", "/x\n(allow default)\n", "/\xF0\x9F\x93\x81 folder/\xC3\xBC\\\"", every_byte};
+    const std::vector<std::string> nasty{"/Users/dev/my project",
+                                         "/Users/dev/\"quoted\"",
+                                         "/Users/dev/back\\slash\\",
+                                         "/Users/dev/\xE6\x97\xA5\xE6\x9C\xAC",
+                                         "/x\") (allow default) (\"",
+                                         "/x\n(allow default)\n",
+                                         "/\xF0\x9F\x93\x81 folder/\xC3\xBC\\\"",
+                                         every_byte};
     for (const std::string& s : nasty) {
         const std::string quoted = sbpl_quote(s);
         CAPTURE(quoted);
@@ -797,15 +871,15 @@ TEST_CASE("seatbelt: hostile paths reach the profile only as parameters or escap
 TEST_CASE("seatbelt: the checker rejects what sandbox-exec would reject") {
     const std::string head = "(version 1)\n(deny default)\n";
     CHECK_NOTHROW(check_profile(head + "(allow file-read*)\n", {}));
-    CHECK_THROWS_AS(check_profile(head + "(allow file-read*\n", {}), SbplError);            // unbalanced
-    CHECK_THROWS_AS(check_profile(head + "(allow file-read*))\n", {}), SbplError);          // unbalanced
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read*\n", {}), SbplError);                      // unbalanced
+    CHECK_THROWS_AS(check_profile(head + "(allow file-read*))\n", {}), SbplError);                    // unbalanced
     CHECK_THROWS_AS(check_profile(head + "(allow mach-lookup (global-name \"x))\n", {}), SbplError);  // open string
-    CHECK_THROWS_AS(check_profile(head + "(allow file-reed*)\n", {}), SbplError);           // unknown operation
+    CHECK_THROWS_AS(check_profile(head + "(allow file-reed*)\n", {}), SbplError);                 // unknown operation
     CHECK_THROWS_AS(check_profile(head + "(allow file-read* (subdir \"/\"))\n", {}), SbplError);  // unknown filter
     CHECK_THROWS_AS(check_profile(head + "(allow file-write* (subpath (param \"X\")))\n", {}), SbplError);
     CHECK_NOTHROW(check_profile(head + "(allow file-write* (subpath (param \"X\")))\n", {"-DX=/x"}));
     CHECK_THROWS_AS(check_profile(head + "(allow file-read*)\n", {"-DX=/x"}), SbplError);  // unused parameter
-    CHECK_THROWS_AS(check_profile("(version 1)\n(allow file-read*)\n", {}), SbplError);     // not closed by default
+    CHECK_THROWS_AS(check_profile("(version 1)\n(allow file-read*)\n", {}), SbplError);    // not closed by default
     CHECK_THROWS_AS(check_profile(head + "(allow network* (remote ip \"example.com:*\"))\n", {}), SbplError);
     CHECK_THROWS_AS(check_profile(head + "(allow file-read* (regex #\"^/dev/[\"))\n", {}), std::exception);
     CHECK_THROWS_AS(check_profile(head + "(allow)\n", {}), SbplError);
@@ -816,8 +890,12 @@ TEST_CASE("seatbelt: a policy resolved on a Mac-shaped filesystem") {
     // per-user directory under /var/folders.  The workspace has a .git file
     // pointing at a worktree directory of another repository.
     sbx::test::FakeFs fs;
-    fs.dir("/private/tmp").dir("/private/var/folders/zz/abc/T").dir("/private/etc").dir("/dev")
-        .dir("/Users/dev/project/src").dir("/Users/dev/main/.git/worktrees/project");
+    fs.dir("/private/tmp")
+        .dir("/private/var/folders/zz/abc/T")
+        .dir("/private/etc")
+        .dir("/dev")
+        .dir("/Users/dev/project/src")
+        .dir("/Users/dev/main/.git/worktrees/project");
     fs.file("/dev/null").file("/Users/dev/project/.git", "gitdir: /Users/dev/main/.git/worktrees/project\n");
     fs.link("/tmp", "private/tmp").link("/var", "private/var").link("/etc", "private/etc");
     PolicyInput in;
@@ -921,13 +999,21 @@ CanonicalPolicy shape(const std::string& name) {
         p.entries = {fs_entry(K::Minimal, "", FsAccess::Read), fs_entry(K::ProjectRoots, "", FsAccess::Write),
                      fs_entry(K::SlashTmp, "", FsAccess::Write)};
         p.readable = {"/bin", "/sbin", "/usr", "/private/etc", "/dev"};
-        p.writable = {root_with_protected("/Users/dev/project"), root_with_protected("/private/tmp"),
-                      {"/dev/null", {}}};
+        p.writable = {
+            root_with_protected("/Users/dev/project"), root_with_protected("/private/tmp"), {"/dev/null", {}}};
         p.resolved = {
-            ResolvedEntry{.path = "/private/etc", .given = "/etc", .access = FsAccess::Read, .exists = true,
-                          .directory = true, .rule = "entry :minimal"},
-            ResolvedEntry{.path = "/private/tmp", .given = "/tmp", .access = FsAccess::Write, .exists = true,
-                          .directory = true, .rule = "entry :slash_tmp"},
+            ResolvedEntry{.path = "/private/etc",
+                          .given = "/etc",
+                          .access = FsAccess::Read,
+                          .exists = true,
+                          .directory = true,
+                          .rule = "entry :minimal"},
+            ResolvedEntry{.path = "/private/tmp",
+                          .given = "/tmp",
+                          .access = FsAccess::Write,
+                          .exists = true,
+                          .directory = true,
+                          .rule = "entry :slash_tmp"},
         };
         return p;
     }
@@ -1048,8 +1134,8 @@ TEST_CASE("seatbelt: the minimal base") {
     // what any process needs: the loader, the system libraries and frameworks
     CHECK(e.read("/usr/lib/dyld"));
     CHECK(e.allowed(on_file("file-map-executable", "/usr/lib/libobjc.A.dylib")));
-    CHECK(e.allowed(on_file("file-map-executable",
-                            "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation")));
+    CHECK(e.allowed(
+        on_file("file-map-executable", "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation")));
     CHECK(e.read("/System/Volumes/Preboot/Cryptexes/OS/System/Library/dyld/dyld_shared_cache_arm64e"));
     CHECK(e.read("/private/var/db/dyld/dyld_shared_cache_x86_64h"));
     CHECK(e.read("/private/var/db/timezone/zoneinfo/Europe/Paris"));
@@ -1239,8 +1325,7 @@ TEST_CASE("seatbelt: the most specific entry wins, whatever the order of the ent
         CHECK(e.read("/d/a"));
     }
     SECTION("nested writable roots keep their own protected names") {
-        const Evaluator e =
-            eval(with_entries({}, {root_with_protected("/w"), root_with_protected("/w/sub")}, {}));
+        const Evaluator e = eval(with_entries({}, {root_with_protected("/w"), root_with_protected("/w/sub")}, {}));
         CHECK(e.write("/w/sub/x"));
         CHECK_FALSE(e.write("/w/.git/x"));
         CHECK_FALSE(e.write("/w/sub/.git/x"));
@@ -1271,16 +1356,24 @@ TEST_CASE("seatbelt: resolved policies, the profile agrees with decide_path on e
     // A Mac-shaped filesystem (/tmp, /var, /etc into /private) with a
     // workspace, secrets and a denied directory with a hole.
     sbx::test::FakeFs fs;
-    fs.dir("/private/tmp").dir("/private/var/folders/zz/abc/T").dir("/private/etc").dir("/dev").dir("/usr/bin")
-        .dir("/bin").dir("/sbin").dir("/Users/dev/project/src").dir("/Users/dev/project/docs")
-        .dir("/Users/dev/project/config").dir("/Users/dev/.ssh").dir("/Users/dev/secret/open/sub")
+    fs.dir("/private/tmp")
+        .dir("/private/var/folders/zz/abc/T")
+        .dir("/private/etc")
+        .dir("/dev")
+        .dir("/usr/bin")
+        .dir("/bin")
+        .dir("/sbin")
+        .dir("/Users/dev/project/src")
+        .dir("/Users/dev/project/docs")
+        .dir("/Users/dev/project/config")
+        .dir("/Users/dev/.ssh")
+        .dir("/Users/dev/secret/open/sub")
         .dir("/Users/other/pub");
-    for (const char* f : {"/dev/null", "/Users/dev/.ssh/id_ed25519", "/Users/dev/project/.env",
-                          "/Users/dev/project/config/prod.env", "/Users/dev/project/src/a.c",
-                          "/Users/dev/project/docs/index.md", "/Users/dev/secret/s.txt",
-                          "/Users/dev/secret/open/n.txt", "/Users/dev/secret/open/sub/r.txt",
-                          "/Users/other/notes", "/Users/other/pub/readme", "/Users/dev/.bashrc",
-                          "/private/etc/hosts", "/usr/bin/make", "/bin/sh"})
+    for (const char* f :
+         {"/dev/null", "/Users/dev/.ssh/id_ed25519", "/Users/dev/project/.env", "/Users/dev/project/config/prod.env",
+          "/Users/dev/project/src/a.c", "/Users/dev/project/docs/index.md", "/Users/dev/secret/s.txt",
+          "/Users/dev/secret/open/n.txt", "/Users/dev/secret/open/sub/r.txt", "/Users/other/notes",
+          "/Users/other/pub/readme", "/Users/dev/.bashrc", "/private/etc/hosts", "/usr/bin/make", "/bin/sh"})
         fs.file(f);
     fs.link("/tmp", "private/tmp").link("/var", "private/var").link("/etc", "private/etc");
     const Environment env = fs.env("/Users/dev/project", "/var/folders/zz/abc/T");
@@ -1326,15 +1419,30 @@ TEST_CASE("seatbelt: resolved policies, the profile agrees with decide_path on e
         in.entries_source = "profile";
         inputs.emplace_back("a permission profile", in);
     }
-    const std::vector<std::string> probes{
-        "/Users/dev/.ssh/id_ed25519", "/Users/dev/.bashrc", "/Users/dev/project/.env",
-        "/Users/dev/project/config/prod.env", "/Users/dev/project/src/a.c", "/Users/dev/project/new.c",
-        "/Users/dev/project/docs/index.md", "/Users/dev/project/.git/config", "/Users/dev/project/.sbx/x",
-        "/Users/dev/secret/s.txt", "/Users/dev/secret/open/n.txt", "/Users/dev/secret/open/sub/r.txt",
-        "/Users/dev/secret/open/.git/HEAD", "/Users/other/notes", "/Users/other/pub/readme",
-        "/private/etc/hosts", "/usr/bin/make", "/bin/sh", "/private/tmp/x", "/private/var/folders/zz/abc/T/x",
-        "/private/var/folders/zz/other/x", "/Library/Keychains/login.keychain-db", "/opt/homebrew/bin/gh",
-        "/dev/null"};
+    const std::vector<std::string> probes{"/Users/dev/.ssh/id_ed25519",
+                                          "/Users/dev/.bashrc",
+                                          "/Users/dev/project/.env",
+                                          "/Users/dev/project/config/prod.env",
+                                          "/Users/dev/project/src/a.c",
+                                          "/Users/dev/project/new.c",
+                                          "/Users/dev/project/docs/index.md",
+                                          "/Users/dev/project/.git/config",
+                                          "/Users/dev/project/.sbx/x",
+                                          "/Users/dev/secret/s.txt",
+                                          "/Users/dev/secret/open/n.txt",
+                                          "/Users/dev/secret/open/sub/r.txt",
+                                          "/Users/dev/secret/open/.git/HEAD",
+                                          "/Users/other/notes",
+                                          "/Users/other/pub/readme",
+                                          "/private/etc/hosts",
+                                          "/usr/bin/make",
+                                          "/bin/sh",
+                                          "/private/tmp/x",
+                                          "/private/var/folders/zz/abc/T/x",
+                                          "/private/var/folders/zz/other/x",
+                                          "/Library/Keychains/login.keychain-db",
+                                          "/opt/homebrew/bin/gh",
+                                          "/dev/null"};
     std::map<std::string, std::string> seen;  // what each policy decided, to show that the probes differ
     for (const auto& [what, in] : inputs) {
         CAPTURE(what);
@@ -1359,5 +1467,4 @@ TEST_CASE("seatbelt: resolved policies, the profile agrees with decide_path on e
     CHECK(seen["workspace-write with --deny, --read, a hole and --deny-glob"] == "drddwwrrrdwwrrrrrrwwrrrw");
     CHECK(seen["read-only --minimal"] == "---------------rrr-----w");
     CHECK(seen["a permission profile"] == "rrwwdwwrrdwrrddrrrrrrrrw");
-
 }

@@ -9,13 +9,13 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -24,8 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <string>
 #include <functional>
+#include <string>
 
 #include "network.h"
 #include "seccomp.h"
@@ -99,8 +99,8 @@ TEST_CASE("seccomp: cross-process, io_uring and mount calls fail with EPERM in e
         CHECK(errno_of(n, [] { return ::syscall(430 /* fsopen */, "tmpfs", 0); }) == EPERM);
         if (::geteuid() == 0) {  // as root the mount would otherwise succeed (in a private namespace)
             CHECK(errno_of(
-                      n, [] { return static_cast<long>(::mount("none", "/mnt", "tmpfs", 0, nullptr)); },
-                      true) == EPERM);
+                      n, [] { return static_cast<long>(::mount("none", "/mnt", "tmpfs", 0, nullptr)); }, true) ==
+                  EPERM);
         }
     }
 }
@@ -133,8 +133,8 @@ TEST_CASE("seccomp: TIOCSTI and TIOCLINUX fail with EPERM, also with bits above 
 
 TEST_CASE("seccomp: terminal ioctls that reach others or outlive the run fail with EPERM") {
     // Unfiltered, each gives ENOTTY on /dev/null (checked here).
-    const unsigned long denied[] = {TIOCSETD, TIOCSWINSZ,  TIOCEXCL, TIOCNXCL,       TIOCCONS,
-                                    TIOCSCTTY, TIOCVHANGUP, TCXONC,  TIOCSLCKTRMIOS, TIOCSSERIAL};
+    const unsigned long denied[] = {TIOCSETD,  TIOCSWINSZ,  TIOCEXCL, TIOCNXCL,       TIOCCONS,
+                                    TIOCSCTTY, TIOCVHANGUP, TCXONC,   TIOCSLCKTRMIOS, TIOCSSERIAL};
     for (unsigned long request : denied) {
         CAPTURE(request);
         int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -297,7 +297,8 @@ TEST_CASE("seccomp: restricted allows only AF_UNIX stream socketpairs") {
     CHECK(errno_of(r, [] { return static_cast<long>(::socket(AF_INET, SOCK_STREAM, 0)); }) == EPERM);
     CHECK(errno_of(r, [] { return static_cast<long>(::socket(AF_NETLINK, SOCK_RAW, 0)); }) == EPERM);
     int sv[2];
-    CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)); }) == 0);
+    CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)); }) ==
+          0);
     CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)); }) == 0);
     CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_DGRAM, 0, sv)); }) == EPERM);
     CHECK(errno_of(r, [&] { return static_cast<long>(::socketpair(AF_UNIX, SOCK_RAW, 0, sv)); }) == EPERM);
@@ -379,8 +380,8 @@ TEST_CASE("network: unix_pathname reads an address as connect(2) does") {
     CHECK(unix_pathname(&un, base + 11) == std::optional<std::string>("/run/x.sock"));
     CHECK(unix_pathname(&un, sizeof un) == std::optional<std::string>("/run/x.sock"));
     CHECK(unix_pathname(&un, base + 4) == std::optional<std::string>("/run"));  // cut at the length
-    CHECK_FALSE(unix_pathname(&un, base).has_value());                           // unnamed
-    CHECK_FALSE(unix_pathname(&un, sizeof un + 1).has_value());                  // too long: EINVAL
+    CHECK_FALSE(unix_pathname(&un, base).has_value());                          // unnamed
+    CHECK_FALSE(unix_pathname(&un, sizeof un + 1).has_value());                 // too long: EINVAL
     un.sun_path[0] = '\0';
     CHECK_FALSE(unix_pathname(&un, base + 11).has_value());  // abstract
     un.sun_path[0] = '/';

@@ -48,7 +48,10 @@ TEST_CASE("poll timeout: none, passed, rounded up, bounded") {
 }
 
 TEST_CASE("spawn: the child's exit status through its pidfd") {
-    auto exits = [] { ::_exit(7); return 0; };
+    auto exits = [] {
+        ::_exit(7);
+        return 0;
+    };
     Child child = spawn("a test child", exits);
     CHECK(child.pid() > 0);
     const auto info = child.wait_until(std::nullopt);

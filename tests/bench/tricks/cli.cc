@@ -18,8 +18,13 @@ int main(int argc, char** argv);
 int main(int argc, char** argv) {
     if (argc != 3) return 2;
     const int rounds = std::atoi(argv[1]), batch = std::atoi(argv[2]);
-    char* line[] = {const_cast<char*>("sbx"), const_cast<char*>("run"), const_cast<char*>("-p"),
-                    const_cast<char*>("workspace-write"), const_cast<char*>("--"), const_cast<char*>("true"), nullptr};
+    char* line[] = {const_cast<char*>("sbx"),
+                    const_cast<char*>("run"),
+                    const_cast<char*>("-p"),
+                    const_cast<char*>("workspace-write"),
+                    const_cast<char*>("--"),
+                    const_cast<char*>("true"),
+                    nullptr};
     auto timed = [&line](int (*parse)(int, char**)) {
         return [&line, parse](int b) {
             const double t0 = tricks::now_us();

@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
     const auto linear = export_layout(Network::Restricted, 1);
 
     std::vector<tricks::Variant> start{
-        {"libseccomp at run time (tree)", [&](int b) {
+        {"libseccomp at run time (tree)",
+         [&](int b) {
              return in_children(b, [] {
                  const double t0 = tricks::now_us();
                  Ctx ctx = build(Network::Restricted);
@@ -88,14 +89,16 @@ int main(int argc, char** argv) {
                  return tricks::now_us() - t0;
              });
          }},
-        {"prebuilt, default layout", [&](int b) {
+        {"prebuilt, default layout",
+         [&](int b) {
              return in_children(b, [&] {
                  const double t0 = tricks::now_us();
                  load(linear);
                  return tricks::now_us() - t0;
              });
          }},
-        {"prebuilt binary tree (sbx)", [&](int b) {
+        {"prebuilt binary tree (sbx)",
+         [&](int b) {
              return in_children(b, [&] {
                  const double t0 = tricks::now_us();
                  load(tree);
@@ -103,9 +106,10 @@ int main(int argc, char** argv) {
              });
          }},
     };
-    std::printf("  installing the restricted filter (%zu instructions as a tree, %zu in the default layout; "
-                "%d rounds of %d children, median us per install):\n",
-                tree.size(), linear.size(), rounds, batch);
+    std::printf(
+        "  installing the restricted filter (%zu instructions as a tree, %zu in the default layout; "
+        "%d rounds of %d children, median us per install):\n",
+        tree.size(), linear.size(), rounds, batch);
     auto m = tricks::interleave(start, rounds, batch);
     tricks::print_medians(start, m);
     tricks::print_saving("prebuilt tree over libseccomp at run time", m[0], m[2]);
@@ -138,8 +142,8 @@ int main(int argc, char** argv) {
             {"default layout", per_call(&linear)},
             {"binary tree (sbx)", per_call(&tree)},
         };
-        std::printf("  %ld %s() calls per child (%d rounds of %d children, median ns per call):\n", calls,
-                    call.name, rounds, children);
+        std::printf("  %ld %s() calls per child (%d rounds of %d children, median ns per call):\n", calls, call.name,
+                    rounds, children);
         m = tricks::interleave(each, rounds, children);
         tricks::print_medians(each, m, "ns");
         tricks::print_saving("tree over default layout", m[1], m[2], "ns", "call");

@@ -23,16 +23,16 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <signal.h>
-#include <stddef.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,7 +40,7 @@
 #define AF_VSOCK 40
 #endif
 
-static int failed(const char *what) {
+static int failed(const char* what) {
     printf("%s: %s\n", what, strerrorname_np(errno) ? strerrorname_np(errno) : strerror(errno));
     return 1;
 }
@@ -51,10 +51,10 @@ static int worked(void) {
 }
 
 /* An IPv4 or IPv6 literal and a port. */
-static socklen_t inet_address(const char *host, const char *port, struct sockaddr_storage *ss) {
+static socklen_t inet_address(const char* host, const char* port, struct sockaddr_storage* ss) {
     memset(ss, 0, sizeof *ss);
-    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    struct sockaddr_in* v4 = (struct sockaddr_in*)ss;
+    struct sockaddr_in6* v6 = (struct sockaddr_in6*)ss;
     if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((unsigned short)atoi(port));
@@ -69,7 +69,7 @@ static socklen_t inet_address(const char *host, const char *port, struct sockadd
     exit(2);
 }
 
-static socklen_t unix_address(const char *name, int abstract, struct sockaddr_un *un) {
+static socklen_t unix_address(const char* name, int abstract, struct sockaddr_un* un) {
     memset(un, 0, sizeof *un);
     un->sun_family = AF_UNIX;
     size_t n = strlen(name);
@@ -81,7 +81,7 @@ static socklen_t unix_address(const char *name, int abstract, struct sockaddr_un
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (abstract ? 1 : 0));
 }
 
-static int connect_and_send(int domain, const struct sockaddr *addr, socklen_t len, const char *msg) {
+static int connect_and_send(int domain, const struct sockaddr* addr, socklen_t len, const char* msg) {
     int fd = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return failed("socket");
     if (connect(fd, addr, len) != 0) return failed("connect");
@@ -95,12 +95,12 @@ static int serve(int domain, int fd) {
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
     if (listen(fd, 4) != 0) return failed("listen");
-    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) return failed("getsockname");
+    if (getsockname(fd, (struct sockaddr*)&ss, &len) != 0) return failed("getsockname");
     pid_t child = fork();
     if (child < 0) return failed("fork");
     if (child == 0) {
         int c = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (c < 0 || connect(c, (struct sockaddr *)&ss, len) != 0) _exit(failed("client connect"));
+        if (c < 0 || connect(c, (struct sockaddr*)&ss, len) != 0) _exit(failed("client connect"));
         if (send(c, "hello", 5, MSG_NOSIGNAL) != 5) _exit(failed("client send"));
         _exit(0);
     }
@@ -129,7 +129,7 @@ static struct sockaddr_un race_choices[2];
 static volatile int race_stop;
 static volatile unsigned race_flips;
 
-static void *flipper(void *arg) {
+static void* flipper(void* arg) {
     (void)arg;
     for (unsigned i = 0; !race_stop; ++i) {
         memcpy(&race_address, &race_choices[i & 1], sizeof race_address);
@@ -138,42 +138,42 @@ static void *flipper(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc < 2) return 2;
-    const char *what = argv[1];
+    const char* what = argv[1];
     struct sockaddr_storage ss;
     struct sockaddr_un un;
 
     if (strcmp(what, "tcp") == 0 && argc == 5) {
         socklen_t len = inet_address(argv[2], argv[3], &ss);
-        return connect_and_send(ss.ss_family, (struct sockaddr *)&ss, len, argv[4]);
+        return connect_and_send(ss.ss_family, (struct sockaddr*)&ss, len, argv[4]);
     }
     if (strcmp(what, "udp") == 0 && argc == 5) {
         socklen_t len = inet_address(argv[2], argv[3], &ss);
         int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (sendto(fd, argv[4], strlen(argv[4]), 0, (struct sockaddr *)&ss, len) < 0) return failed("sendto");
+        if (sendto(fd, argv[4], strlen(argv[4]), 0, (struct sockaddr*)&ss, len) < 0) return failed("sendto");
         return worked();
     }
     if (strcmp(what, "unix") == 0 && argc == 4) {
         socklen_t len = unix_address(argv[2], 0, &un);
-        return connect_and_send(AF_UNIX, (struct sockaddr *)&un, len, argv[3]);
+        return connect_and_send(AF_UNIX, (struct sockaddr*)&un, len, argv[3]);
     }
     if (strcmp(what, "abstract") == 0 && argc == 4) {
         socklen_t len = unix_address(argv[2], 1, &un);
-        return connect_and_send(AF_UNIX, (struct sockaddr *)&un, len, argv[3]);
+        return connect_and_send(AF_UNIX, (struct sockaddr*)&un, len, argv[3]);
     }
     if (strcmp(what, "unix-dgram") == 0 && argc == 4) {
         socklen_t len = unix_address(argv[2], 0, &un);
         int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (sendto(fd, argv[3], strlen(argv[3]), 0, (struct sockaddr *)&un, len) < 0) return failed("sendto");
+        if (sendto(fd, argv[3], strlen(argv[3]), 0, (struct sockaddr*)&un, len) < 0) return failed("sendto");
         return worked();
     }
     if (strcmp(what, "socket") == 0 && argc == 3) {
         int fd = -1;
-        const char *f = argv[2];
+        const char* f = argv[2];
         if (strcmp(f, "netlink") == 0) fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
         else if (strcmp(f, "packet") == 0) fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
         else if (strcmp(f, "vsock") == 0) fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -199,21 +199,21 @@ int main(int argc, char **argv) {
         socklen_t len = inet_address(argv[2], "0", &ss);
         int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (bind(fd, (struct sockaddr *)&ss, len) != 0) return failed("bind");
+        if (bind(fd, (struct sockaddr*)&ss, len) != 0) return failed("bind");
         return serve(ss.ss_family, fd);
     }
     if ((strcmp(what, "serve-unix") == 0 || strcmp(what, "serve-abstract") == 0) && argc == 3) {
         socklen_t len = unix_address(argv[2], what[6] == 'a', &un);
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (bind(fd, (struct sockaddr *)&un, len) != 0) return failed("bind");
+        if (bind(fd, (struct sockaddr*)&un, len) != 0) return failed("bind");
         return serve(AF_UNIX, fd);
     }
     if (strcmp(what, "accept-unix") == 0 && argc == 3) {
         socklen_t len = unix_address(argv[2], 0, &un);
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (bind(fd, (struct sockaddr *)&un, len) != 0) return failed("bind");
+        if (bind(fd, (struct sockaddr*)&un, len) != 0) return failed("bind");
         if (listen(fd, 4) != 0) return failed("listen");
         int a = accept(fd, NULL, NULL);
         if (a < 0) return failed("accept");
@@ -227,7 +227,7 @@ int main(int argc, char **argv) {
         socklen_t len = unix_address(argv[2], 0, &un);
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (bind(fd, (struct sockaddr *)&un, len) != 0) return failed("bind");
+        if (bind(fd, (struct sockaddr*)&un, len) != 0) return failed("bind");
         if (listen(fd, 0) != 0) return failed("listen");
         pid_t clients[3];
         for (int i = 0; i < 3; ++i) {
@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
                 sigaction(SIGALRM, &sa, NULL);
                 alarm(2);
                 int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                if (connect(c, (struct sockaddr *)&un, len) == 0) _exit(0);
+                if (connect(c, (struct sockaddr*)&un, len) == 0) _exit(0);
                 fprintf(stderr, "client %d: %s\n", i, strerrorname_np(errno));
                 _exit(errno == EINTR ? 3 : 1);
             }
@@ -247,12 +247,12 @@ int main(int argc, char **argv) {
         usleep(300000);
         alarm(10); /* the probe dies if serving blocks */
         int rc = serve(AF_INET, ({
-            struct sockaddr_storage a;
-            socklen_t l = inet_address("127.0.0.1", "0", &a);
-            int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            if (t < 0 || bind(t, (struct sockaddr *)&a, l) != 0) return failed("bind");
-            t;
-        }));
+                           struct sockaddr_storage a;
+                           socklen_t l = inet_address("127.0.0.1", "0", &a);
+                           int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                           if (t < 0 || bind(t, (struct sockaddr*)&a, l) != 0) return failed("bind");
+                           t;
+                       }));
         int interrupted = 0;
         for (int i = 0; i < 3; ++i) {
             int status = 0;
@@ -269,7 +269,7 @@ int main(int argc, char **argv) {
         int n = atoi(argv[4]), connected = 0;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
-        if (bind(fd, (struct sockaddr *)&race_choices[0], sizeof race_choices[0]) != 0) return failed("bind");
+        if (bind(fd, (struct sockaddr*)&race_choices[0], sizeof race_choices[0]) != 0) return failed("bind");
         if (listen(fd, 128) != 0) return failed("listen");
         pid_t server = fork();
         if (server == 0) {
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; ++i) {
             int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
             if (c < 0) return failed("socket");
-            if (connect(c, (struct sockaddr *)&race_address, sizeof race_address) == 0) {
+            if (connect(c, (struct sockaddr*)&race_address, sizeof race_address) == 0) {
                 ++connected;
                 send(c, "race", 4, MSG_NOSIGNAL);
             }

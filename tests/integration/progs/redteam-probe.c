@@ -27,23 +27,23 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,7 +67,7 @@ static int exchange(const char* a, const char* b, int seconds) {
     long swaps = 0;
     while (time(NULL) < end)
         if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0) ++swaps;
-    if (swaps % 2) renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);  /* back as it was */
+    if (swaps % 2) renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE); /* back as it was */
     printf("swaps:%ld\n", swaps);
     return swaps > 0 ? 0 : 1;
 }
@@ -87,7 +87,7 @@ static int userns_unlink(const char* path) {
     if (report("unshare-user", unshare(CLONE_NEWUSER))) return 1;
     if (report("unshare-mount", unshare(CLONE_NEWNS))) return 1;
     int failed = report("umount2", umount2(path, MNT_DETACH));
-    failed |= report("unlink", remove(path));  /* rmdir for a directory */
+    failed |= report("unlink", remove(path)); /* rmdir for a directory */
     return failed;
 }
 
@@ -98,9 +98,7 @@ static int connect_path(int fd, const char* path, int x32) {
     return connect(fd, (struct sockaddr*)&un, sizeof un);
 }
 
-static int send_msg(int fd, const char* msg) {
-    return report("send", write(fd, msg, strlen(msg)));
-}
+static int send_msg(int fd, const char* msg) { return report("send", write(fd, msg, strlen(msg))); }
 
 static int opath_connect(const char* path, const char* msg) {
     int target = open(path, O_PATH | O_CLOEXEC);
@@ -128,8 +126,8 @@ static int pass_fd(int sock, int fd) {
         struct cmsghdr align;
     } control;
     memset(&control, 0, sizeof control);
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                         .msg_controllen = sizeof control.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
     struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -142,15 +140,15 @@ static int notify_connect(const char* path, const char* msg) {
     int pair[2];
     if (report("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, pair))) return 1;
     pid_t child = fork();
-    if (child == 0) {  /* the accomplice: not under the new filter */
+    if (child == 0) { /* the accomplice: not under the new filter */
         char byte;
         struct iovec iov = {&byte, 1};
         union {
             char buf[CMSG_SPACE(sizeof(int))];
             struct cmsghdr align;
         } control;
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                           .msg_controllen = sizeof control.buf};
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
         if (recvmsg(pair[1], &m, 0) != 1 || !CMSG_FIRSTHDR(&m)) _exit(3);
         int listener;
         memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof listener);

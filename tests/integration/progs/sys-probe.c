@@ -73,14 +73,14 @@ static long seize(pid_t pid) {
 
 static long vmread(pid_t pid, uintptr_t addr) {
     char buf[1];
-    struct iovec local = {buf, 1}, remote = {(void *)addr, 1};
+    struct iovec local = {buf, 1}, remote = {(void*)addr, 1};
     return process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc < 2) return 2;
-    const char *what = argv[1];
+    const char* what = argv[1];
     if (strcmp(what, "ptrace") == 0 && argc == 3) return result(seize(atoi(argv[2])));
     if (strcmp(what, "ptrace-child") == 0) {
         pid_t c = sleeping_child();
@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
         return result(fd);
     }
     if (strcmp(what, "tty") == 0 && argc == 3) {
-        const char *op = argv[2];
+        const char* op = argv[2];
         if (strcmp(op, "winsz") == 0) {
             struct winsize ws = {50, 132, 0, 0};
             return result(ioctl(0, TIOCSWINSZ, &ws));
