@@ -47,11 +47,18 @@ void set_nonblocking(int fd) {
 }  // namespace
 
 nlohmann::json to_json(const ApprovalPrompt& p) {
-    return json{{"command", p.command},
-                {"cwd", p.cwd},
-                {"reason", p.reason},
-                {"kind", to_string(p.kind)},
-                {"policy", p.policy}};
+    json denials = json::array();
+    for (const auto& d : p.denials) {
+        json j{{"operation", d.operation}};
+        if (!d.path.empty()) j["path"] = d.path;
+        if (!d.address.empty()) j["address"] = d.address;
+        j["rule"] = d.rule;
+        j["fix"] = d.fix;
+        denials.push_back(std::move(j));
+    }
+    return json{{"command", p.command},        {"cwd", p.cwd},       {"reason", p.reason},
+                {"kind", to_string(p.kind)},   {"policy", p.policy}, {"denials", denials},
+                {"stderr_tail", p.stderr_tail}};
 }
 
 std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
@@ -91,7 +98,7 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     const auto denied = [](std::string note) {
         return ApproverAnswer{ReviewDecision::Denied, "approver", std::move(note)};
     };
-    const std::string request = to_json(prompt).dump() + "\n";
+    const std::string request = to_json(prompt).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -192,8 +199,17 @@ ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
         return ApproverAnswer{ReviewDecision::Denied, "default-deny", "no --approver and no terminal to ask on"};
     std::string command;
     for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + shell_word(w);
-    const std::string header = fmt::format("sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n",
-                                           to_string(prompt.kind), prompt.reason, command, prompt.cwd);
+    std::string header = fmt::format("sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n",
+                                     to_string(prompt.kind), prompt.reason, command, prompt.cwd);
+    // Why, after a failed sandboxed attempt: its first denials (the rest counted).
+    constexpr std::size_t kShown = 3;
+    for (std::size_t i = 0; i < prompt.denials.size() && i < kShown; ++i) {
+        const auto& d = prompt.denials[i];
+        header += fmt::format("  denied:  {} {} ({}; fix: {})\n", d.operation, d.path.empty() ? d.address : d.path,
+                              d.rule, d.fix);
+    }
+    if (prompt.denials.size() > kShown)
+        header += fmt::format("  denied:  {} more (see --json)\n", prompt.denials.size() - kShown);
     const std::string question = "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
     auto say = [&](const std::string& text) { return write_all(tty.get(), text); };
     if (!say(header)) return ApproverAnswer{ReviewDecision::Denied, "tty", "cannot write to the terminal"};

@@ -14,16 +14,39 @@
 
 namespace sbx::approval {
 
+// One operation the sandbox refused in the attempt before a prompt, as the
+// result's "denials" lists it (src/report/denial.h): the operation, its path
+// or address, the policy's rule that refused it and the flags that would
+// allow it (or "no flag suggested: WHY").
+struct DeniedOperation {
+    std::string operation;
+    std::string path;
+    std::string address;
+    std::string rule;
+    std::string fix;
+    bool operator==(const DeniedOperation&) const = default;
+};
+
 struct ApprovalPrompt {
     std::vector<std::string> command;
     std::string cwd;
     std::string reason;
     ApprovalKind kind = ApprovalKind::Sandbox;
     nlohmann::json policy;  // canonical
+    // Why, for a prompt after a sandboxed attempt failed (the retry without
+    // the sandbox): its denials and the end of its stderr; empty before any
+    // attempt ran.
+    std::vector<DeniedOperation> denials;
+    std::string stderr_tail;
 };
 
+// The most of a failed attempt's stderr a prompt carries (its last bytes).
+inline constexpr std::size_t kPromptStderrTail = 2048;
+
 // The JSON request an approver program reads on stdin:
-// {"command": [...], "cwd": "...", "reason": "...", "kind": "...", "policy": {...}}
+// {"command": [...], "cwd": "...", "reason": "...", "kind": "...", "policy": {...},
+//  "denials": [{"operation": ..., "path" or "address": ..., "rule": ..., "fix": ...}],
+//  "stderr_tail": "..."}
 nlohmann::json to_json(const ApprovalPrompt&);
 
 struct ApproverAnswer {

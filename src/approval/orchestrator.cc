@@ -15,6 +15,9 @@ struct Context {
     SessionStore& store;
     Approver& approver;
     Orchestrated out{};
+    // The attempt a prompt follows (its denials and stderr go to the
+    // approver), once one has run.
+    const AttemptOutcome* last = nullptr;
     // The canonical policy's JSON, made on first use: the common run (no
     // prompt, no session) never needs it.
     std::optional<json> policy_json_{};
@@ -54,7 +57,11 @@ ReviewDecision answer(Context& c, const ApprovalRequirement& req, ApprovalEntry&
         entry.decision = req.decision.value_or(ReviewDecision::Denied);
         return entry.decision;
     }
-    ApprovalPrompt prompt{c.request.command, c.request.cwd, req.reason, *req.kind, c.policy_json()};
+    ApprovalPrompt prompt{c.request.command, c.request.cwd, req.reason, *req.kind, c.policy_json(), {}, {}};
+    if (c.last) {
+        prompt.denials = c.last->denials;
+        prompt.stderr_tail = c.last->stderr_tail;
+    }
     const ApproverAnswer a = c.approver.ask(prompt);
     entry.answered_by = a.answered_by;
     if (a.answered_by == "approver" && c.settings.approver) entry.approver = *c.settings.approver;
@@ -120,6 +127,7 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
 
     // The first attempt.
     AttemptOutcome outcome = attempt(sandboxed);
+    c.last = &outcome;
     c.out.attempts = 1;
     c.out.result = std::move(outcome.result);
     c.out.sandbox_denied = outcome.sandbox_denied;

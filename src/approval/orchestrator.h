@@ -19,6 +19,9 @@ namespace sbx::approval {
 struct AttemptOutcome {
     ExecResult result;
     bool sandbox_denied = false;  // it failed and the sandbox likely caused it
+    // What a prompt after it tells the approver (ApprovalPrompt).
+    std::vector<DeniedOperation> denials;
+    std::string stderr_tail;
 };
 
 // Run the command once: under the request's policy (sandboxed = true), or

@@ -201,6 +201,21 @@ int dry_run(const Runner& runner, const RunArgs& args, const approval::ApprovalS
     return 0;
 }
 
+// What a prompt after this attempt tells the approver: its denials with
+// their rules and fixes (only path and address ones: a signal's target is
+// not a flag's business), and the end of its stderr.
+std::vector<approval::DeniedOperation> prompt_denials(const DenialAnalysis& d) {
+    std::vector<approval::DeniedOperation> out;
+    for (const auto& x : d.denials)
+        if (!x.path.empty() || !x.address.empty()) out.push_back({x.operation, x.path, x.address, x.rule, x.fix});
+    return out;
+}
+
+std::string prompt_stderr_tail(const ExecResult& r) {
+    const std::string_view tail(r.err.tail);
+    return sanitize_utf8(tail.substr(tail.size() - std::min(tail.size(), approval::kPromptStderrTail)));
+}
+
 // The end of a run: the result in the chosen format (text mode printed its
 // notes after each attempt); sbx's exit status.
 int report(const RunArgs& args, const RunReport& r) {
@@ -227,7 +242,8 @@ int run_command(const RunArgs& args) {
     std::optional<Attempt> last;
     const approval::Orchestrated o = approval::orchestrate(request, settings, [&](bool sandboxed) {
         last = runner.attempt(sandboxed);
-        return approval::AttemptOutcome{last->result, last->denial.sandbox_denied};
+        return approval::AttemptOutcome{last->result, last->denial.sandbox_denied, prompt_denials(last->denial),
+                                        prompt_stderr_tail(last->result)};
     });
     for (const auto& w : o.warnings) write_all(STDERR_FILENO, fmt::format("sbx: warning: {}\n", w));
     RunReport r;

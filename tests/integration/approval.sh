@@ -56,6 +56,21 @@ is "approved retry: the JSON decision form works too" 0 \
     "$("$SBX" run -p read-only -a on-failure --approver "$json_yes" -- touch "$ws/json-form" 2>/dev/null; echo $?)"
 ok "approved retry: JSON form created the file" test -f "$ws/json-form"
 
+# 1b. The retry's request tells why: the failed attempt's denials (recorded
+#     with --record-denials), each with its rule and fix, and the end of its
+#     stderr; without the recorder the list is empty and the stderr is there.
+why_prog=$(approver why denied)
+"$SBX" run -p read-only --record-denials -a on-failure --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
+is "why: the request lists the denied create" "create $ws/why" \
+    "$(last_request why 'd["denials"][0]["operation"] + " " + d["denials"][0]["path"]')"
+is "why: ... with the rule that refused it" "read :root (read-only preset): nothing is writable but /dev/null" \
+    "$(last_request why 'd["denials"][0]["rule"]')"
+ok "why: ... and a fix" test -n "$(last_request why 'd["denials"][0]["fix"]')"
+ok "why: the end of the attempt's stderr" grep -q "touch: cannot touch" <<<"$(last_request why 'd["stderr_tail"]')"
+"$SBX" run -p read-only -a on-failure --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
+is "why, without the recorder: no denials listed" "[]" "$(last_request why 'd["denials"]')"
+ok "why, without the recorder: the stderr still" grep -q "touch: cannot touch" <<<"$(last_request why 'd["stderr_tail"]')"
+
 # 2. A denied (or aborted) retry keeps the failure of the first attempt.
 for prog in "$no_prog" "$abort_prog"; do
     name=$(basename "$prog")

@@ -74,6 +74,8 @@ struct ScriptedAttempts {
     struct Step {
         int exit_code;
         bool sandbox_denied;
+        std::vector<DeniedOperation> denials{};
+        std::string stderr_tail{};
     };
     std::deque<Step> steps;
     std::vector<bool> sandboxed_calls;
@@ -86,6 +88,8 @@ struct ScriptedAttempts {
             AttemptOutcome o;
             o.result.exit_code = s.exit_code;
             o.sandbox_denied = s.sandbox_denied;
+            o.denials = s.denials;
+            o.stderr_tail = s.stderr_tail;
             return o;
         };
     }
@@ -441,6 +445,7 @@ TEST_CASE("orchestrate: on-failure retries after an approved denial", "[approval
     CHECK(approver.asked[0].command == req.command);
     CHECK(approver.asked[0].cwd == "/work/ws");
     CHECK(approver.asked[0].policy == to_json(req.policy));
+    CHECK(approver.asked[0].denials.empty());  // the scripted attempt recorded none
     const auto a = to_json(out.approval);
     CHECK(a["mode"] == "on-failure");
     REQUIRE(a["requests"].size() == 1);
@@ -621,4 +626,19 @@ TEST_CASE("orchestrate: a session-approved retry is reused", "[approval][flow]")
     CHECK(again.escalated);
     CHECK(to_json(again.approval)["requests"][0]["answered_by"] == "cache");
     CHECK(attempts.sandboxed_calls == std::vector<bool>{true, false, true, false});
+}
+
+TEST_CASE("orchestrate: the retry's prompt carries the failed attempt's denials and stderr", "[approval][flow]") {
+    MemorySessionStore store;
+    ScriptedApprover approver;
+    approver.answers = {ReviewDecision::Denied};
+    ScriptedAttempts attempts;
+    const DeniedOperation denied{"create", "/etc/x", "", "not under a writable root", "-w /etc"};
+    attempts.steps = {{1, true, {denied}, "touch: cannot touch '/etc/x': Read-only file system\n"}};
+    const auto req = request_of({"touch", "/etc/x"});
+    const auto out = orchestrate(req, settings_of(AskForApproval::OnFailure), store, approver, attempts.fn());
+    CHECK(out.attempts == 1);
+    REQUIRE(approver.asked.size() == 1);
+    CHECK(approver.asked[0].denials == std::vector<DeniedOperation>{denied});
+    CHECK(approver.asked[0].stderr_tail == "touch: cannot touch '/etc/x': Read-only file system\n");
 }

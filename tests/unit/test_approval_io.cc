@@ -75,7 +75,10 @@ ApprovalPrompt prompt_of() {
                           "/w",
                           "retry without the sandbox",
                           ApprovalKind::Sandbox,
-                          nlohmann::json{{"mode", "read-only"}}};
+                          nlohmann::json{{"mode", "read-only"}},
+                          {{"create", "/etc/x", "", "not under a writable root", "-w /etc"},
+                           {"connect", "", "10.0.0.1:443", "network restricted", "-n full"}},
+                          "touch: cannot touch '/etc/x': Read-only file system\n"};
 }
 
 }  // namespace
@@ -265,7 +268,17 @@ TEST_CASE("the approver program", "[approval][approver]") {
                                     {"cwd", "/w"},
                                     {"reason", "retry without the sandbox"},
                                     {"kind", "sandbox"},
-                                    {"policy", {{"mode", "read-only"}}}});
+                                    {"policy", {{"mode", "read-only"}}},
+                                    {"denials",
+                                     {{{"operation", "create"},
+                                       {"path", "/etc/x"},
+                                       {"rule", "not under a writable root"},
+                                       {"fix", "-w /etc"}},
+                                      {{"operation", "connect"},
+                                       {"address", "10.0.0.1:443"},
+                                       {"rule", "network restricted"},
+                                       {"fix", "-n full"}}}},
+                                    {"stderr_tail", "touch: cannot touch '/etc/x': Read-only file system\n"}});
     }
     SECTION("answers with JSON without reading stdin") {
         spit(prog, "#!/bin/sh\necho '{\"decision\": \"approved\"}'\n", true);
@@ -358,6 +371,8 @@ TEST_CASE("the terminal prompt", "[approval][approver]") {
     const std::string shown(buf, static_cast<std::size_t>(n));
     CHECK_THAT(shown, Catch::Contains("approval needed (sandbox): retry without the sandbox"));
     CHECK_THAT(shown, Catch::Contains("command: touch /etc/x"));
+    CHECK_THAT(shown, Catch::Contains("  denied:  create /etc/x (not under a writable root; fix: -w /etc)"));
+    CHECK_THAT(shown, Catch::Contains("  denied:  connect 10.0.0.1:443 (network restricted; fix: -n full)"));
     ::close(master);
     ::close(slave);
 
