@@ -17,6 +17,7 @@
 #include "cli/options.h"
 #include "platform/seatbelt.h"
 #include "policy/check.h"
+#include "report/fix.h"
 #include "sbx_config.h"
 
 namespace sbx::cli {
@@ -140,14 +141,25 @@ int check_command(const CheckArgs& args) {
                                                        : Access::Connect;
         Verdict v = check_access(p, a, q.target, env);
         all = all && v.allowed;
+        // What a denial of it would say (report/fix.h): the same flag sbx run's summary gives.
+        std::string fix;
+        if (!v.allowed) {
+            Denial d;
+            d.operation = a == Access::Write ? "write" : a == Access::Exec ? "fs.execute" : to_string(a);
+            (a == Access::Connect ? d.address : d.path) = v.subject;
+            fix = fix_for(p, d, env).text();
+        }
         if (args.json) {
-            answers.push_back({{"access", to_string(a)},
-                               {"target", q.target},
-                               {"resolved", v.subject},
-                               {"allowed", v.allowed},
-                               {"rule", v.rule}});
+            nlohmann::json answer{{"access", to_string(a)},
+                                  {"target", q.target},
+                                  {"resolved", v.subject},
+                                  {"allowed", v.allowed},
+                                  {"rule", v.rule}};
+            if (!fix.empty()) answer["fix"] = fix;
+            answers.push_back(std::move(answer));
         } else {
-            fmt::print("{:<8} {:<8} {}  ({})\n", v.allowed ? "allowed" : "denied", to_string(a), v.subject, v.rule);
+            fmt::print("{:<8} {:<8} {}  ({}{})\n", v.allowed ? "allowed" : "denied", to_string(a), v.subject, v.rule,
+                       fix.empty() ? "" : "; " + allow_clause(fix));
         }
     }
     if (args.json) fmt::print("{}\n", answers.dump(2));

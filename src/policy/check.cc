@@ -72,13 +72,11 @@ Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
             v.allowed = true;
             v.rule = "network full: the host's network";
             break;
-        case Network::Restricted:
-            v.rule = "network restricted: no sockets except AF_UNIX socketpair (allow with -n limited or -n full)";
-            break;
+        case Network::Restricted: v.rule = "network restricted: no sockets except AF_UNIX socketpair"; break;
         case Network::Limited:
             v.allowed = is_loopback(host);
             v.rule = v.allowed ? "network limited: the sandbox's own loopback, not the host's"
-                               : "network limited: only the sandbox's own loopback (allow with -n full)";
+                               : "network limited: only the sandbox's own loopback";
             break;
     }
     return v;
@@ -118,8 +116,7 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         return v;
     }
     if (!d.access) {
-        v.rule =
-            fmt::format("no entry covers it: the policy reads only its entries (allow with --read-only {})", v.subject);
+        v.rule = "no entry covers it: the policy reads only its entries";
         return v;
     }
     if (*d.access == FsAccess::Deny) {
@@ -130,10 +127,9 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
     if (d.entry->protection) {
         v.rule = d.entry->rule;
     } else if (p.mode == Mode::ReadOnly) {
-        v.rule =
-            fmt::format("{}: nothing is writable but /dev/null (allow with -p workspace-write -w DIR)", d.entry->rule);
+        v.rule = fmt::format("{}: nothing is writable but /dev/null", d.entry->rule);
     } else if (d.entry->path == "/" || d.entry->given == "/") {
-        v.rule = fmt::format("not under a writable root (allow with -w {})", parent_path(v.subject));
+        v.rule = "not under a writable root";
     } else {
         v.rule = fmt::format("{}: read-only", d.entry->rule);
     }

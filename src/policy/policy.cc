@@ -700,9 +700,8 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
                             FsAccess::Read,
                             env.lexists(path),
                             env.is_directory(path),
-                            named
-                                ? fmt::format("protected name {} in {} (lift with --unprotect {})", name, w.path, name)
-                                : fmt::format("protected: {} (what a protected name in {} leads to)", path, w.path),
+                            named ? fmt::format("protected name {} in {}", name, w.path)
+                                  : fmt::format("protected: {} (what a protected name in {} leads to)", path, w.path),
                             true};
             protections.push_back(std::move(r));
         }

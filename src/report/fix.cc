@@ -25,18 +25,6 @@ bool is_network(const Denial& d) {
            d.operation == "socket";
 }
 
-// check_access's rule names the rule and, in parentheses at its end, a hint
-// of its own ("(allow with -w DIR)", "(lift with --unprotect .git)"): the
-// fix says that here, better.
-std::string rule_name(std::string rule) {
-    for (const char* hint : {" (allow with ", " (lift with "})
-        if (const auto at = rule.rfind(hint); at != std::string::npos && rule.back() == ')') {
-            rule.resize(at);
-            break;
-        }
-    return rule;
-}
-
 Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), "", std::move(why)}; }
 
 // The protected name of the writable root that `path` (denied by a
@@ -103,7 +91,7 @@ std::string too_wide(const CanonicalPolicy& p, const std::string& dir, const Env
 
 Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environment& env) {
     const Verdict v = check_access(p, Access::Write, target, env);
-    std::string rule = rule_name(v.rule);
+    std::string rule = v.rule;
     if (v.allowed)
         return refuse(rule,
                       fmt::format("the policy allows writes to {}; the refusal was not the sandbox's", v.subject));
@@ -119,6 +107,11 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
         std::any_of(p.writable.begin(), p.writable.end(),
                     [&](const WritableRoot& w) { return w.path != "/" && path_below(d.entry->path, w.path); }))
         return refuse(rule, "an entry of the policy keeps it read-only (drop that entry to allow writes)");
+    // The view's /dev holds the host's device nodes read-only but /dev/null
+    // (and /dev/shm, a private tmpfs): a terminal is the command's standard
+    // streams, not /dev/tty (Codex's helper gives its command no controlling
+    // terminal either).  -w /dev would hand over every device the view has.
+    if (path_within(v.subject, "/dev")) return refuse(rule, "the sandbox's device nodes are read-only but /dev/null");
     if (p.mode == Mode::ReadOnly && !p.workspace.empty() && path_within(v.subject, p.workspace)) {
         std::string flags = "-p workspace-write";
         if (v.subject != p.workspace) {
@@ -137,7 +130,7 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
 
 Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
     const Verdict v = check_access(p, access, target, env);
-    std::string rule = rule_name(v.rule);
+    std::string rule = v.rule;
     if (v.allowed)
         return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
@@ -152,7 +145,7 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     } catch (const Error&) {  // audit's "saddr:src" of a bind, or no address
         v = check_access(p, Access::Connect, "0.0.0.0:0", Environment{});
     }
-    std::string rule = rule_name(v.rule);
+    std::string rule = v.rule;
     if (v.allowed) return refuse(rule, "the policy allows it; the refusal was not the sandbox's");
     // -n limited reaches only the sandbox's own loopback, never the host's.
     return Fix{rule, "-n full", ""};
@@ -161,6 +154,10 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
 }  // namespace
 
 std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags; }
+
+std::string allow_clause(const std::string& fix_text) {
+    return fix_text.starts_with('-') ? "allow with " + fix_text : fix_text;
+}
 
 const std::vector<std::string>& tool_directories() {
     static const std::vector<std::string> dirs{

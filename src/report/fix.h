@@ -13,13 +13,17 @@
 namespace sbx {
 
 struct Fix {
-    std::string rule;     // check_access's rule, without its own "(allow with ...)" hint
+    std::string rule;     // check_access's rule
     std::string flags;    // "-w /root/.npm", "--unprotect .git", "-p workspace-write", "-n full"; "" for none
     std::string refused;  // when flags is empty: why ("that would make $HOME writable")
     // flags, or "no flag suggested: REFUSED".
     std::string text() const;
     bool operator==(const Fix&) const = default;
 };
+
+// A fix's text as the end of a sentence: "allow with -w /root/.npm", or
+// "no flag suggested: WHY" as it is.
+std::string allow_clause(const std::string& fix_text);
 
 // The directories under $HOME that sbx suggests whole (the top of a cache or
 // tool directory) instead of the deep path a tool happened to write, relative

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "exec/output_cap.h"
+#include "report/fix.h"
 
 namespace sbx {
 
@@ -78,7 +79,7 @@ const char* stream_name(Stream s) { return s == Stream::Stdout ? "stdout" : "std
 // "(RULE; allow with FLAGS)", or "(RULE; no flag suggested: WHY)".
 std::string rule_and_fix(const Denial& d) {
     if (d.fix.empty()) return d.rule.empty() ? "" : fmt::format(" ({})", d.rule);
-    const std::string fix = d.fix.starts_with('-') ? "allow with " + d.fix : d.fix;
+    const std::string fix = allow_clause(d.fix);
     return d.rule.empty() ? fmt::format(" ({})", fix) : fmt::format(" ({}; {})", d.rule, fix);
 }
 

@@ -73,7 +73,7 @@ is "check names the deciding rule" 0 $?
 "$SBX" check -p workspace-write --write .git/hooks/pre-commit --write /etc/passwd --connect 127.0.0.1:80 >"$ws/out"
 is "check: any denied exits 1" 1 $?
 is "check answers in command-line order" "write write connect" "$(awk '{print $2}' "$ws/out" | xargs)"
-ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected name .git in $ws/repo (lift with --unprotect .git))" "$ws/out"
+ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected name .git in $ws/repo; allow with --unprotect .git)" "$ws/out"
 ok "check --json" bash -c "'$SBX' check --json -n limited --connect localhost:8080 | python3 -c 'import json,sys; a=json.load(sys.stdin)[0]; assert a[\"allowed\"] and \"loopback\" in a[\"rule\"]'"
 
 # The exit status and the whole of stderr, for a command that prints nothing

@@ -82,7 +82,7 @@ TEST_CASE("fix: ~/.cache/NAME where ~/.cache exists, ~/.cache where it does not"
     CHECK(tool_directories().size() == 12);
 }
 
-TEST_CASE("fix: never $HOME, /, ~/.ssh or a directory already writable") {
+TEST_CASE("fix: never $HOME, /, ~/.ssh, /dev or a directory already writable") {
     const FakeFs fs = machine();
     const Environment env = env_of(fs, "/home/u");
     const CanonicalPolicy p = policy(env);
@@ -99,6 +99,12 @@ TEST_CASE("fix: never $HOME, /, ~/.ssh or a directory already writable") {
     // HOME=/ is no home: the fix is then the directory, as without $HOME.
     CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env_of(fs, "/")).flags == "-w /opt/data/sub");
     CHECK(fix_for(p, op("create", "/x"), env_of(fs, "/")).text() == "no flag suggested: that would make / writable");
+    // A device node (python opening /dev/tty): never -w /dev, in any mode.
+    for (const CanonicalPolicy& q : {p, policy(env, Mode::ReadOnly)}) {
+        CHECK(fix_for(q, op("write", "/dev/tty"), env).text() ==
+              "no flag suggested: the sandbox's device nodes are read-only but /dev/null");
+        CHECK(fix_for(q, op("create", "/dev/x"), env).flags.empty());
+    }
     // What the policy allows was not the sandbox's.
     CHECK(fix_for(p, op("write", "/w/src/a.c"), env).text() ==
           "no flag suggested: the policy allows writes to /w/src/a.c; the refusal was not the sandbox's");
