@@ -234,6 +234,9 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.flag("--record-denials", args.command.record_denials,
              "Record each write (and, under -n restricted, each connect) the sandbox refuses, with its path or "
              "address, pid and program, into denials (Linux; costs each write-class file call a round trip)");
+    add.flag("--explain", args.explain,
+             "After the run, print the sbx run line whose flags would have allowed every recorded denial, and "
+             "what no flag was suggested for (implies --record-denials)");
     add.flag("--dry-run", args.dry_run,
              "Print what would be executed as one JSON object {argv, env (the additions), cwd} and run "
              "nothing; with --escalate also escalation.if_approved {argv, env, cwd}");
@@ -279,6 +282,7 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         else throw Error(fmt::format("--keep: '{}' is not head, tail or both", text.keep));
     }
     if (command.empty()) throw Error("run: no command given (usage: sbx run [OPTIONS] -- COMMAND [ARG...])");
+    if (args.explain) args.command.record_denials = true;
     args.command.argv = std::move(command);
     std::string cwd = current_dir();
     if (!text.cwd.empty()) {
@@ -387,6 +391,7 @@ int main(int argc, char** argv) {
         if (after_dashes.empty()) after_dashes.push_back("");  // "--" with nothing after: caught below
     }
     const Wanted in_argv(words);
+    const std::vector<std::string> sbx_words = words;  // before CLI11 reverses them
 
     RunArgs run_args;
     PolicyText run_policy;
@@ -463,6 +468,11 @@ int main(int argc, char** argv) {
             command = after_dashes;
             if (command == std::vector<std::string>{""}) command.clear();
         }
+        // sbx's own words: what precedes the command (given without "--", it ends the words).
+        run_args.invocation.assign(1, argv[0]);
+        run_args.invocation.insert(
+            run_args.invocation.end(), sbx_words.begin(),
+            sbx_words.end() - static_cast<std::ptrdiff_t>(after_dashes.empty() ? command.size() : 0));
         finish_policy(run_policy, run_args.policy);
         finish_run(run_text, run_args, command);
         return run_command(run_args);

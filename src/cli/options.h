@@ -33,6 +33,11 @@ struct RunArgs {
     bool dry_run = false;
     TargetOs target_os = TargetOs::Linux;  // --target-os (dry-run only)
     approval::ApprovalFlags approval;      // section 7's options, validated by settings_from_args
+    // --explain (implies --record-denials): after the run, the sbx run line
+    // that would have allowed what was denied, built from `invocation`: sbx's
+    // argv before the command (argv[0], "run", the options; no "--").
+    bool explain = false;
+    std::vector<std::string> invocation;
 };
 
 struct PolicyCommandArgs {

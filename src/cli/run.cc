@@ -37,13 +37,31 @@ std::string duration_text(std::chrono::milliseconds d) {
     return fmt::format("{}s", d.count() / 1000);
 }
 
+// The policy sources with a fix's flags (report/fix.h: -p, -n, -w,
+// --unprotect, --read-only) added, as if they had been given.
+PolicyArgs with_flags(PolicyArgs args, const std::vector<std::string>& added) {
+    PolicyInput& in = args.flags;
+    for (std::size_t i = 0; i + 1 < added.size(); i += 2) {
+        const std::string& flag = added[i];
+        const std::string& value = added[i + 1];
+        if (flag == "-p") in.mode = parse_mode(value);
+        else if (flag == "-n") in.network = parse_network(value);
+        else if (flag == "-w") in.writable_roots.push_back({value, "--writable-root"});
+        else if (flag == "--unprotect") in.unprotect.push_back(value);
+        else if (flag == "--read-only")
+            in.extra_entries.push_back({{FsTarget::Kind::Path, value}, FsAccess::Read, "--read-only"});
+    }
+    return args;
+}
+
 // One run of the command, with what the denial analysis made of it.
 struct Attempt {
     ExecPlan plan;
     ExecResult result;
     DenialAnalysis denial;
-    bool sandboxed = false;  // a sandbox was applied (plan.sandbox is not None)
-    HelperStatus helper;     // what the Linux helper reported on its --status-fd
+    bool sandboxed = false;                  // a sandbox was applied (plan.sandbox is not None)
+    HelperStatus helper;                     // what the Linux helper reported on its --status-fd
+    std::optional<Explanation> explanation;  // --explain, for a sandboxed attempt
 };
 
 class Runner {
@@ -139,6 +157,12 @@ public:
             Environment env = system_environment();
             env.cwd = args_.command.cwd;
             explain_denials(a.denial, policy_, env);
+            if (args_.explain)
+                a.explanation = explain_run(
+                    args_.invocation, args_.command.argv, policy_, a.denial, env,
+                    [this](const std::vector<std::string>& added) {
+                        return resolve_policy_args(with_flags(args_.policy, added), args_.command.cwd).policy;
+                    });
         }
         if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;
@@ -160,6 +184,7 @@ public:
         r.policy = policy_;
         r.denial = a.denial;
         if (auto n = denial_note(r)) notes += *n;
+        if (a.explanation) notes += explanation_text(*a.explanation, a.denial.denials.size());
         if (a.result.survivors > 0)
             notes += fmt::format("sbx: warning: {} processes of the command could not be killed\n", a.result.survivors);
         // On a line of their own, even after output that ended mid-line.
@@ -240,8 +265,10 @@ int run_command(const RunArgs& args) {
     // unsandboxed after an approved escalation), maybe a retry without the
     // sandbox; `last` is the attempt whose result is reported.
     std::optional<Attempt> last;
+    std::optional<Explanation> explanation;  // the last sandboxed attempt's
     const approval::Orchestrated o = approval::orchestrate(request, settings, [&](bool sandboxed) {
         last = runner.attempt(sandboxed);
+        if (last->explanation) explanation = last->explanation;
         return approval::AttemptOutcome{last->result, last->denial.sandbox_denied, prompt_denials(last->denial),
                                         prompt_stderr_tail(last->result)};
     });
@@ -278,6 +305,7 @@ int run_command(const RunArgs& args) {
     // that left out.
     r.not_enforced = last->helper.not_enforced;
     r.approval = o.approval;
+    r.explanation = std::move(explanation);
     return report(args, r);
 }
 

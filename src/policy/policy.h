@@ -175,7 +175,7 @@ struct ResolvedEntry {
     bool exists = false;
     bool directory = false;
     // The rule as `sbx check` names it: "entry /home/u/.ssh deny (--deny)",
-    // "protected name .git in /w (lift with --unprotect .git)".
+    // "protected name .git in /w".
     std::string rule;  // not part of the policy's identity
     // A protected path (a protected name of a writable root, or what it
     // leads to), not an entry of the policy's own.

@@ -278,4 +278,11 @@ std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, c
     return out;
 }
 
+std::string denied_what(const Denial& d) {
+    if (!d.path.empty()) return fmt::format("{} {}", d.operation, d.path);
+    if (!d.address.empty()) return fmt::format("{} {}", d.operation, d.address);
+    if (!d.target.empty()) return fmt::format("{} to {}", d.operation, d.target);
+    return d.operation;
+}
+
 }  // namespace sbx

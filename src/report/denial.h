@@ -76,6 +76,10 @@ std::vector<Denial> landlock_denials(const std::vector<AuditRecord>&, std::strin
 
 nlohmann::json to_json(const Denial&);
 
+// What was denied, in words: "write /etc/x", "connect 10.0.0.1:443",
+// "scope.signal to pid 1 (init)".
+std::string denied_what(const Denial&);
+
 // The recorder's denials, then the audit's that name another path or
 // address (the same operation seen twice is listed once).
 std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, const std::vector<Denial>& audit);

@@ -25,7 +25,7 @@ bool is_network(const Denial& d) {
            d.operation == "socket";
 }
 
-Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), "", std::move(why)}; }
+Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), {}, std::move(why)}; }
 
 // The protected name of the writable root that `path` (denied by a
 // protection) falls under, if the path is below it as that name.
@@ -99,7 +99,7 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
     if (d.entry && d.entry->protection) {
         const std::string name = protected_name_of(p, v.subject);
         if (name.empty()) return refuse(rule, "it is what a protected name leads to");
-        return Fix{rule, "--unprotect " + shell_word(name), ""};
+        return Fix{rule, {"--unprotect", name}, ""};
     }
     if (d.access == FsAccess::Deny)
         return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
@@ -113,19 +113,19 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
     // terminal either).  -w /dev would hand over every device the view has.
     if (path_within(v.subject, "/dev")) return refuse(rule, "the sandbox's device nodes are read-only but /dev/null");
     if (p.mode == Mode::ReadOnly && !p.workspace.empty() && path_within(v.subject, p.workspace)) {
-        std::string flags = "-p workspace-write";
+        std::vector<std::string> flags{"-p", "workspace-write"};
         if (v.subject != p.workspace) {
             const std::string rel = v.subject.substr(p.workspace.size() == 1 ? 1 : p.workspace.size() + 1);
             const std::string first = rel.substr(0, rel.find('/'));
             if (std::find(p.protected_names.begin(), p.protected_names.end(), first) != p.protected_names.end())
-                flags += " --unprotect " + shell_word(first);
+                flags.insert(flags.end(), {"--unprotect", first});
         }
         return Fix{rule, flags, ""};
     }
     const std::string dir = directory_for(v.subject, env);
     if (auto why = too_wide(p, dir, env); !why.empty()) return refuse(rule, why);
-    const std::string w = "-w " + shell_word(dir);
-    return Fix{rule, p.mode == Mode::ReadOnly ? "-p workspace-write " + w : w, ""};
+    if (p.mode == Mode::ReadOnly) return Fix{rule, {"-p", "workspace-write", "-w", dir}, ""};
+    return Fix{rule, {"-w", dir}, ""};
 }
 
 Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
@@ -134,7 +134,7 @@ Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target,
     if (v.allowed)
         return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
-    if (!d.access) return Fix{rule, "--read-only " + shell_word(v.subject), ""};
+    if (!d.access) return Fix{rule, {"--read-only", v.subject}, ""};
     return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
 }
 
@@ -148,12 +148,18 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     std::string rule = v.rule;
     if (v.allowed) return refuse(rule, "the policy allows it; the refusal was not the sandbox's");
     // -n limited reaches only the sandbox's own loopback, never the host's.
-    return Fix{rule, "-n full", ""};
+    return Fix{rule, {"-n", "full"}, ""};
 }
 
 }  // namespace
 
-std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags; }
+std::string Fix::flags_text() const {
+    std::string out;
+    for (const auto& w : flags) out += (out.empty() ? "" : " ") + shell_word(w);
+    return out;
+}
+
+std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags_text(); }
 
 std::string allow_clause(const std::string& fix_text) {
     return fix_text.starts_with('-') ? "allow with " + fix_text : fix_text;

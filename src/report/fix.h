@@ -13,10 +13,14 @@
 namespace sbx {
 
 struct Fix {
-    std::string rule;     // check_access's rule
-    std::string flags;    // "-w /root/.npm", "--unprotect .git", "-p workspace-write", "-n full"; "" for none
+    std::string rule;  // check_access's rule
+    // The words of sbx run's flags: {"-w", "/root/.npm"}, {"--unprotect", ".git"},
+    // {"-p", "workspace-write", "-w", "/etc"}, {"-n", "full"}; empty for none.
+    std::vector<std::string> flags;
     std::string refused;  // when flags is empty: why ("that would make $HOME writable")
-    // flags, or "no flag suggested: REFUSED".
+    // The flags as a shell would read them back ("-w /root/.npm").
+    std::string flags_text() const;
+    // flags_text(), or "no flag suggested: REFUSED".
     std::string text() const;
     bool operator==(const Fix&) const = default;
 };

@@ -83,14 +83,6 @@ std::string rule_and_fix(const Denial& d) {
     return d.rule.empty() ? fmt::format(" ({})", fix) : fmt::format(" ({}; {})", d.rule, fix);
 }
 
-// What was denied: "write /etc/x", "connect 10.0.0.1:443", "scope.signal to pid 1 (init)".
-std::string denied_what(const Denial& d) {
-    if (!d.path.empty()) return fmt::format("{} {}", d.operation, d.path);
-    if (!d.address.empty()) return fmt::format("{} {}", d.operation, d.address);
-    if (!d.target.empty()) return fmt::format("{} to {}", d.operation, d.target);
-    return d.operation;
-}
-
 }  // namespace
 
 std::string sanitize_utf8(std::string_view s) {
@@ -147,7 +139,8 @@ nlohmann::json result_json(const RunReport& r) {
     };
     // Only where the recorder left some out (--record-denials).
     if (r.denial.omitted > 0) j["denials_omitted"] = r.denial.omitted;
-    if (!r.ran) {  // refused before anything ran
+    if (r.explanation) j["explain"] = explanation_json(*r.explanation);  // only with --explain
+    if (!r.ran) {                                                        // refused before anything ran
         j["sandbox"] = nullptr;
         j["duration_ms"] = nullptr;
     }

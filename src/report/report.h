@@ -14,6 +14,7 @@
 #include "platform/sandbox_kind.h"
 #include "policy/policy.h"
 #include "report/denial.h"
+#include "report/explain.h"
 
 namespace sbx {
 
@@ -33,6 +34,7 @@ struct RunReport {
     // What the sandbox could not enforce (the --allow-unprotected fallback
     // where no mount namespace can be made); empty when everything was.
     std::vector<std::string> not_enforced;
+    std::optional<Explanation> explanation;  // --explain: "explain" in the JSON
 };
 
 // Invalid UTF-8 replaced by U+FFFD (one per maximal invalid subpart).

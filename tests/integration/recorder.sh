@@ -157,6 +157,30 @@ for addr in 127.0.0.1:9 10.255.255.1:80; do
         "$(notes err.txt)"
 done
 
+# --- --explain: the one line that would have allowed it, run ----------------------
+h=$(scratch)
+mkdir -p "$h/.npm/_cacache" "$h/data"
+job='mkdir -p "$HOME/.npm/_cacache/ab/cd" "$HOME/data/x/y"; mkdir -p .git/hooks; echo > "$HOME/.bashrc"'
+HOME=$h "$SBX" run -p workspace-write --explain -- sh -c "$job" 2>err.txt
+is "--explain: the summary, the line, and what it would not suggest (text)" \
+"sbx: denied 4 operations; first: create $h/.npm/_cacache/ab (not under a writable root; allow with -w $h/.npm)
+sbx: explain: 3 of the 4 denied operations would have been allowed by: $SBX run -p workspace-write -w $h/.npm -w $h/data --unprotect .git -- sh -c '$job'
+sbx: explain: not suggested for create $h/.bashrc: that would make \$HOME writable" "$(notes err.txt)"
+ok "... and the run made nothing" test ! -e "$h/.npm/_cacache/ab" -a ! -e "$h/data/x" -a ! -e .git
+HOME=$h "$SBX" run -p workspace-write --explain --json -- sh -c "$job" >out.json
+is "... --json: the words of the line, the flags added, how many it allows" \
+    "$SBX run -p workspace-write --json -w $h/.npm -w $h/data --unprotect .git -- sh -c $job|6|3|create $h/.bashrc" \
+    "$(jq -r '.explain | "\(.argv | join(" "))|\(.added | length)|\(.allowed)|\(.not_suggested[].what)"' out.json)"
+line=$(jq -r .explain.line out.json)
+HOME=$h eval "$line" >out.json
+is "... the line, run as printed, gets past every denial it named (only the refused one is left)" \
+    "sh: 1: cannot create $h/.bashrc: Read-only file system" "$(jq -r .stderr out.json)"
+ok "... and did the work" test -d "$h/.npm/_cacache/ab/cd" -a -d "$h/data/x/y" -a -d .git/hooks
+rm -rf .git
+"$SBX" run -p workspace-write --explain -- true 2>err.txt
+is "... nothing denied: said so" "sbx: explain: no denial was recorded (the recorder sees writes and connects; see sbx(1))" \
+    "$(notes err.txt)"
+
 # --- bounds -----------------------------------------------------------------------
 /usr/bin/time -v -o time.txt "$SBX" run "${WW[@]}" --json -- \
     sh -c 'i=0; while [ $i -lt 10000 ]; do echo > /etc/sbx-denied-$i 2>/dev/null; i=$((i+1)); done; exit 1' >out.json

@@ -61,24 +61,25 @@ TEST_CASE("fix: the top of a tool directory under $HOME, not the hash directory"
     const CanonicalPolicy p = policy(env);
     const Fix f = fix_for(p, op("create", "/root/.npm/_cacache/index-v5/04/5a"), env);
     CHECK(f.rule == "not under a writable root");
-    CHECK(f.flags == "-w /root/.npm");
+    CHECK(f.flags_text() == "-w /root/.npm");
     CHECK(f.text() == "-w /root/.npm");
     // ~/.npm itself not there yet: -w ~/.npm (sbx run makes it).
-    CHECK(fix_for(p, op("create", "/root/.npm"), env).flags == "-w /root/.npm");
-    CHECK(fix_for(p, op("create", "/root/.m2/repository/org/x.jar"), env).flags == "-w /root/.m2");
-    CHECK(fix_for(p, op("write", "/root/.cargo/registry/index/x"), env).flags == "-w /root/.cargo");  // no ~/.cargo
-    CHECK(fix_for(p, op("create", "/root/.gradle/caches/x"), env).flags == "-w /root/.gradle");
+    CHECK(fix_for(p, op("create", "/root/.npm"), env).flags_text() == "-w /root/.npm");
+    CHECK(fix_for(p, op("create", "/root/.m2/repository/org/x.jar"), env).flags_text() == "-w /root/.m2");
+    CHECK(fix_for(p, op("write", "/root/.cargo/registry/index/x"), env).flags_text() ==
+          "-w /root/.cargo");  // no ~/.cargo
+    CHECK(fix_for(p, op("create", "/root/.gradle/caches/x"), env).flags_text() == "-w /root/.gradle");
 }
 
 TEST_CASE("fix: ~/.cache/NAME where ~/.cache exists, ~/.cache where it does not") {
     const FakeFs fs = machine();
     Environment env = env_of(fs, "/home/u");
     const CanonicalPolicy p = policy(env);
-    CHECK(fix_for(p, op("create", "/home/u/.cache/pip/http/a/b"), env).flags == "-w /home/u/.cache/pip");
-    CHECK(fix_for(p, op("create", "/home/u/.cache/pip"), env).flags == "-w /home/u/.cache/pip");
+    CHECK(fix_for(p, op("create", "/home/u/.cache/pip/http/a/b"), env).flags_text() == "-w /home/u/.cache/pip");
+    CHECK(fix_for(p, op("create", "/home/u/.cache/pip"), env).flags_text() == "-w /home/u/.cache/pip");
     env = env_of(fs, "/root");  // no /root/.cache
-    CHECK(fix_for(p, op("create", "/root/.cache/pip/http/a"), env).flags == "-w /root/.cache");
-    CHECK(fix_for(p, op("create", "/root/.cache"), env).flags == "-w /root/.cache");
+    CHECK(fix_for(p, op("create", "/root/.cache/pip/http/a"), env).flags_text() == "-w /root/.cache");
+    CHECK(fix_for(p, op("create", "/root/.cache"), env).flags_text() == "-w /root/.cache");
     CHECK(tool_directories().size() == 12);
 }
 
@@ -94,10 +95,10 @@ TEST_CASE("fix: never $HOME, /, ~/.ssh, /dev or a directory already writable") {
     CHECK(fix_for(p, op("write", "/home/u/.ssh/known_hosts"), env).text() ==
           "no flag suggested: that would make ~/.ssh writable");
     // An unknown directory under $HOME, or elsewhere: the directory holding the path.
-    CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env).flags == "-w /opt/data/sub");
-    CHECK(fix_for(p, op("remove", "/etc/hostname"), env).flags == "-w /etc");
+    CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env).flags_text() == "-w /opt/data/sub");
+    CHECK(fix_for(p, op("remove", "/etc/hostname"), env).flags_text() == "-w /etc");
     // HOME=/ is no home: the fix is then the directory, as without $HOME.
-    CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env_of(fs, "/")).flags == "-w /opt/data/sub");
+    CHECK(fix_for(p, op("create", "/opt/data/sub/f"), env_of(fs, "/")).flags_text() == "-w /opt/data/sub");
     CHECK(fix_for(p, op("create", "/x"), env_of(fs, "/")).text() == "no flag suggested: that would make / writable");
     // A device node (python opening /dev/tty): never -w /dev, in any mode.
     for (const CanonicalPolicy& q : {p, policy(env, Mode::ReadOnly)}) {
@@ -116,10 +117,10 @@ TEST_CASE("fix: a protected name is lifted with --unprotect, never -w") {
     const CanonicalPolicy p = policy(env);
     Fix f = fix_for(p, op("create", "/w/.git/config"), env);
     CHECK(f.rule == "protected name .git in /w");
-    CHECK(f.flags == "--unprotect .git");
+    CHECK(f.flags_text() == "--unprotect .git");
     f = fix_for(p, op("create", "/w/.sbx/x"), env);  // a placeholder: does not exist
     CHECK(f.rule == "protected name .sbx in /w");
-    CHECK(f.flags == "--unprotect .sbx");
+    CHECK(f.flags_text() == "--unprotect .sbx");
 }
 
 TEST_CASE("fix: read-only gets -p workspace-write, with -w outside the workspace") {
@@ -128,9 +129,9 @@ TEST_CASE("fix: read-only gets -p workspace-write, with -w outside the workspace
     const CanonicalPolicy p = policy(env, Mode::ReadOnly);
     Fix f = fix_for(p, op("create", "/w/src/out.o"), env);
     CHECK(f.rule == "read :root (read-only preset): nothing is writable but /dev/null");
-    CHECK(f.flags == "-p workspace-write");
-    CHECK(fix_for(p, op("create", "/w/.git/x"), env).flags == "-p workspace-write --unprotect .git");
-    CHECK(fix_for(p, op("create", "/root/.npm/_cacache/x"), env).flags == "-p workspace-write -w /root/.npm");
+    CHECK(f.flags_text() == "-p workspace-write");
+    CHECK(fix_for(p, op("create", "/w/.git/x"), env).flags_text() == "-p workspace-write --unprotect .git");
+    CHECK(fix_for(p, op("create", "/root/.npm/_cacache/x"), env).flags_text() == "-p workspace-write -w /root/.npm");
     CHECK(fix_for(p, op("create", "/root/x"), env).text() == "no flag suggested: that would make $HOME writable");
 }
 
@@ -158,9 +159,9 @@ TEST_CASE("fix: a paths with shell characters is quoted") {
     fs.dir("/opt/my data");
     const Environment env = env_of(fs);
     const CanonicalPolicy p = policy(env);
-    CHECK(fix_for(p, op("create", "/opt/my data/f"), env).flags == "-w '/opt/my data'");
+    CHECK(fix_for(p, op("create", "/opt/my data/f"), env).flags_text() == "-w '/opt/my data'");
     fs.dir("/opt/it's");
-    CHECK(fix_for(p, op("create", "/opt/it's/f"), env).flags == "-w '/opt/it'\\''s'");
+    CHECK(fix_for(p, op("create", "/opt/it's/f"), env).flags_text() == "-w '/opt/it'\\''s'");
 }
 
 TEST_CASE("fix: network: the destination's rule and -n full, never -n limited") {
@@ -169,19 +170,19 @@ TEST_CASE("fix: network: the destination's rule and -n full, never -n limited") 
     CanonicalPolicy p = policy(env);
     Fix f = fix_for(p, connect("10.255.255.1:80"), env);
     CHECK(f.rule == "network restricted: no sockets except AF_UNIX socketpair");
-    CHECK(f.flags == "-n full");
+    CHECK(f.flags_text() == "-n full");
     // The host's loopback: -n limited would reach only the sandbox's own.
-    CHECK(fix_for(p, connect("127.0.0.1:8080"), env).flags == "-n full");
-    CHECK(fix_for(p, connect("[::1]:8080"), env).flags == "-n full");
+    CHECK(fix_for(p, connect("127.0.0.1:8080"), env).flags_text() == "-n full");
+    CHECK(fix_for(p, connect("[::1]:8080"), env).flags_text() == "-n full");
     p = policy(env, Mode::WorkspaceWrite, Network::Limited);
     f = fix_for(p, connect("10.0.0.1:443"), env);
     CHECK(f.rule == "network limited: only the sandbox's own loopback");
-    CHECK(f.flags == "-n full");
+    CHECK(f.flags_text() == "-n full");
     // Audit's operations and addresses.
     Denial d;
     d.operation = "net.bind_tcp";
     d.address = "saddr:src";
-    CHECK(fix_for(p, d, env).flags == "-n full");
+    CHECK(fix_for(p, d, env).flags_text() == "-n full");
     Denial s;
     s.operation = "scope.signal";
     s.target = "pid 1 (init)";

@@ -1,0 +1,56 @@
+// `sbx run --explain`: after the run, the one `sbx run` line whose flags
+// would have let every recorded denial through, built from the user's own
+// invocation and each denial's fix (report/fix.h), and the denials no flag
+// was suggested for, with why.  Pure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "policy/policy.h"
+#include "report/denial.h"
+
+namespace sbx {
+
+struct Explanation {
+    // The suggested invocation, every word of it: sbx's own words (argv[0],
+    // "run", the options) with the fixes' flags merged in and --explain left
+    // out, "--", the command.  Empty when no denial has a flag.
+    std::vector<std::string> argv;
+    std::vector<std::string> added;  // the flags merged in, as words
+    std::size_t allowed = 0;         // denials the added flags allow
+    struct Refused {
+        std::string what;  // "write /root/.bashrc"
+        std::string why;   // "that would make $HOME writable"
+    };
+    std::vector<Refused> not_suggested;  // one per denial left out
+    std::uint64_t unseen = 0;            // denials only counted (denials_omitted): not looked at
+};
+
+// The policy the run would have had with these flags added (the caller
+// merges them into its own policy sources and resolves; it throws Error when
+// they do not make a policy).
+using ResolveWith = std::function<CanonicalPolicy(const std::vector<std::string>& added)>;
+
+// invocation: sbx's argv before the command (argv[0], "run", options, any
+// "--" left out); command: the command's argv.  A fix that names a mode or a
+// network level (-p, -n) replaces the invocation's own (-p X, -pX, --policy X,
+// --policy=X); -w, --unprotect and --read-only are added once each, a -w
+// below another one left out.  The result is checked, not hoped for: the
+// policy with the added flags is resolved, a -w it does not need (the new
+// mode already makes the place writable) is dropped, and a denial it still
+// refuses is listed as not suggested.
+Explanation explain_run(const std::vector<std::string>& invocation, const std::vector<std::string>& command,
+                        const CanonicalPolicy&, const DenialAnalysis&, const Environment&, const ResolveWith&);
+
+// Text mode's lines ("sbx: explain: ..."), each with its newline.
+std::string explanation_text(const Explanation&, std::size_t denials);
+
+// The result's "explain" object: {argv, line, added, allowed, not_suggested: [{what, why}], unseen}.
+nlohmann::json explanation_json(const Explanation&);
+
+}  // namespace sbx
