@@ -68,6 +68,8 @@ constexpr const char* kHelp =
     "                                stderr (see codex-linux-sandbox(1))\n"
     "  --record-denials              report each write the sandbox refuses (and, under\n"
     "                                network restricted, each connect) as a status line\n"
+    "  --record-network              under network restricted, report each connect or\n"
+    "                                send with its destination (refused at once)\n"
     "  -h, --help                    this text\n"
     "\n"
     "Options may be written --option=VALUE; each may be given once.  Exit status:\n"
@@ -82,6 +84,7 @@ struct Args {
     bool no_proc = false;
     std::optional<int> status_fd;  // --status-fd
     bool record_denials = false;   // --record-denials (recorder.h)
+    bool record_network = false;   // --record-network (recorder.h)
     char** command = nullptr;      // argv-style, null-terminated
 };
 
@@ -117,6 +120,7 @@ enum class Opt {
     InheritPid,
     StatusFd,
     RecordDenials,
+    RecordNetwork,
     Help,
     InnerStage,
 };
@@ -136,6 +140,7 @@ constexpr OptionSpec kOptions[] = {
     {"--inherit-pid-namespace", Opt::InheritPid, false},
     {"--status-fd", Opt::StatusFd, true},
     {"--record-denials", Opt::RecordDenials, false},
+    {"--record-network", Opt::RecordNetwork, false},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -194,6 +199,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::InheritPid: break;
             case Opt::StatusFd: args.status_fd = descriptor(*value); break;
             case Opt::RecordDenials: args.record_denials = true; break;
+            case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
             case Opt::ManagedNetwork:
                 fail("arguments",
@@ -220,7 +226,7 @@ Args parse_args(int argc, char** argv) {
 // directory first, once stdin, stdout and stderr have been opened again (which
 // reads /proc/self/fd, still the host's /proc then).
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer, bool hide = false,
-                        bool record = false) {
+                        Watch watch = Watch::None) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
     if (hide) {
         // Without effective capabilities, as the command would open them.
@@ -233,7 +239,7 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
     if (mount_layer && !hide) reopen_stdio_in_view();
     set_no_new_privs();
     apply_landlock(policy, mount_layer);
-    return install_seccomp(policy, record);
+    return install_seccomp(policy, watch);
 }
 
 // The policy from --permission-profile or --sandbox-policy, resolved here.
@@ -270,11 +276,13 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
 
     const bool filesystem = policy.sandboxed_filesystem();
     const bool limited = policy.network == Network::Limited;
-    // The recorder needs pid 1 (its listener); under restricted its filter
-    // lets inet sockets be made, in an empty network namespace.
+    // The recorder needs pid 1 (its listener), which exists with the filesystem layers.
     const bool record = args.record_denials && filesystem;
+    Watch watch = Watch::None;
+    if (record) watch = Watch::Everything;
+    else if (filesystem && args.record_network && policy.network == Network::Restricted) watch = Watch::Network;
     std::optional<Recorder> recorder;
-    if (record) command.recorder = &recorder.emplace(policy, status);
+    if (watch != Watch::None) command.recorder = &recorder.emplace(policy, status);
     const std::optional<std::uint64_t> processes = policy.limits.processes;
     if (filesystem || limited || processes) {
         const uid_t uid = ::geteuid();
@@ -300,15 +308,14 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         };
         auto prepare = [&]() {
             relays.attach();
-            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, record);
+            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch);
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
-        const std::optional<int> ended = run_under_pid1(
-            {.mount = true, .pid = true, .net = limited || (record && policy.network == Network::Restricted)}, setup,
-            prepare, abandoned, relays, command);
+        const std::optional<int> ended =
+            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, relays, command);
         if (ended) {
             protect.reset();  // remove the placeholders before ending
             pids.reset();

@@ -7,6 +7,7 @@
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -311,6 +312,7 @@ void NotificationServer::observe(const seccomp_notif& request) {
     };
     if (recorder_ == nullptr || d.arch != AUDIT_ARCH_X86_64) return answer(EPERM, 0);
     auto valid = [&] { return ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) == 0; };
+    if (d.nr == SYS_socket) return make_socket(request);
 
     if (d.nr == SYS_connect || d.nr == SYS_sendto) {
         // Network restricted: recorded with the destination, always refused.
@@ -365,6 +367,45 @@ void NotificationServer::observe(const seccomp_notif& request) {
     if (suspect && valid())
         for (const auto& [arg, path] : paths) recorder_->file_op(arg->op, path, pid, arg->open_existing);
     answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+// socket(AF_INET or AF_INET6) under network restricted: the filter sends it
+// here instead of refusing it, so that the connect that follows can be seen
+// with its destination.  Pid 1 leaves the host's network for an empty network
+// namespace of its own the first time (no device, not even loopback up: a
+// packet has nowhere to go; its cost is paid only by a command that tries
+// the network), makes the socket there and installs it in the caller as the
+// call's result (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14).  TCP, UDP and ping
+// sockets only; raw and every other protocol stay refused.  Pid 1 needs no
+// network in restricted (the connect mediator is limited's).
+void NotificationServer::make_socket(const seccomp_notif& request) {
+    const seccomp_data& d = request.data;
+    auto refuse = [&](int error) {
+        if (!answer_notification(listener_.get(), resp_size_, request.id, error) && errno != ENOENT)
+            fail_errno(kStep, "answering a seccomp notification");
+    };
+    const int family = static_cast<int>(d.args[0]);
+    const int type = static_cast<int>(d.args[1]);
+    const int protocol = static_cast<int>(d.args[2]);
+    const int kind = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const bool stream = kind == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP);
+    const bool datagram = kind == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP || protocol == IPPROTO_ICMP ||
+                                                 protocol == IPPROTO_ICMPV6);
+    if ((family != AF_INET && family != AF_INET6) || !(stream || datagram)) return refuse(EPERM);
+    if (!own_network_) {
+        if (::unshare(CLONE_NEWNET) != 0) return refuse(EPERM);
+        own_network_ = true;
+    }
+    const Fd socket(::socket(family, kind | (type & SOCK_NONBLOCK) | SOCK_CLOEXEC, protocol));
+    if (!socket.valid()) return refuse(errno);
+    seccomp_notif_addfd addfd{};
+    addfd.id = request.id;
+    addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
+    addfd.srcfd = static_cast<std::uint32_t>(socket.get());
+    addfd.newfd_flags = (type & SOCK_CLOEXEC) ? O_CLOEXEC : 0;
+    // On success the call returns the new descriptor; on failure (the
+    // caller's table is full: EMFILE) the notification is still pending.
+    if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno != ENOENT) refuse(errno);
 }
 
 }  // namespace sbx::helper

@@ -50,12 +50,18 @@
 //   would be a walk on every allowed operation: such a denial is missed, and
 //   sbx's output heuristic remains the fallback for it.  A mode-bit or owner
 //   refusal of an allowed path is not the sandbox's and is not recorded.
-// - Network (restricted, with the recorder): the command gets an empty
-//   network namespace (no device up), socket(AF_INET, AF_INET6) succeeds in
-//   it, and connect/sendto with an address notify: pid 1 records the
+// - Network (restricted, with the recorder or --record-network alone, which
+//   sbx always passes): socket(AF_INET, AF_INET6) notifies, and pid 1 makes
+//   the socket in an empty network namespace of its own (made on the first
+//   such call, so a command that never tries the network pays nothing; no
+//   device up) and installs it in the caller (SECCOMP_ADDFD_FLAG_SEND).  Its
+//   connect, and a sendto with an address, notify: pid 1 records the
 //   destination and answers ECONNREFUSED at once, so a resolver or a client
 //   fails in microseconds instead of timing out.  Nothing can leave an empty
-//   namespace, and bind/listen/accept stay refused by the filter.
+//   namespace (a sendmsg, whose address BPF cannot read, finds no route), and
+//   bind/listen/accept, raw sockets and every other family stay refused by
+//   the filter or by pid 1.  The command stays in the host's network
+//   namespace, as without the recorder: no namespace is made at launch.
 // - The listener's death: the filter stays on the command; a notifying
 //   syscall with no listener left fails with ENOSYS (seccomp_unotify(2):
 //   "if the listener is closed, the target's syscall fails with ENOSYS").
@@ -152,8 +158,10 @@ public:
 
 private:
     void observe(const seccomp_notif&);
+    void make_socket(const seccomp_notif&);
 
     Fd listener_;
+    bool own_network_ = false;  // pid 1 has left for an empty network namespace of its own (make_socket)
     Recorder* recorder_;
     std::optional<UnixMediator> mediator_;
     std::size_t notif_size_ = 0;

@@ -23,10 +23,13 @@ namespace {
 
 constexpr const char* kStep = "seccomp";
 
-std::span<const sock_filter> program_for(sbx::Network network, bool record) {
+std::span<const sock_filter> program_for(sbx::Network network, Watch watch) {
+    const bool record = watch == Watch::Everything;
     switch (network) {
         case sbx::Network::Restricted:
-            return record ? std::span<const sock_filter>(filters::kRestrictedRecorded) : filters::kRestricted;
+            if (record) return filters::kRestrictedRecorded;
+            return watch == Watch::Network ? std::span<const sock_filter>(filters::kRestrictedWatched)
+                                           : filters::kRestricted;
         case sbx::Network::Limited:
             return record ? std::span<const sock_filter>(filters::kLimitedRecorded) : filters::kLimited;
         case sbx::Network::Full: break;
@@ -36,12 +39,17 @@ std::span<const sock_filter> program_for(sbx::Network network, bool record) {
 
 }  // namespace
 
-Fd install_seccomp(const sbx::CanonicalPolicy& policy, bool record) {
-    const std::span<const sock_filter> program = program_for(policy.network, record);
+bool notifies(sbx::Network network, Watch watch) {
+    return network == sbx::Network::Limited || watch == Watch::Everything ||
+           (watch == Watch::Network && network == sbx::Network::Restricted);
+}
+
+Fd install_seccomp(const sbx::CanonicalPolicy& policy, Watch watch) {
+    const std::span<const sock_filter> program = program_for(policy.network, watch);
     sock_fprog prog{};
     prog.len = static_cast<unsigned short>(program.size());
     prog.filter = const_cast<sock_filter*>(program.data());  // the kernel only reads it
-    if (policy.network != sbx::Network::Limited && !record) {
+    if (!notifies(policy.network, watch)) {
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
             fail_errno(kStep, "cannot load the filter (the kernel needs CONFIG_SECCOMP_FILTER)");
         return Fd();

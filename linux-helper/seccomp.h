@@ -9,6 +9,10 @@
 // Network, per policy:
 //   restricted  socket(), connect(), bind(), listen(), accept() fail with EPERM;
 //               socketpair(AF_UNIX) of type STREAM or SEQPACKET is allowed.
+//               Watched (Watch::Network, Watch::Everything): socket() of
+//               AF_INET/AF_INET6, connect() and sendto() with an address go to
+//               pid 1 instead (recorder.h), which hands out sockets of an
+//               empty namespace and refuses every connect.
 //   limited     socket() for AF_INET, AF_INET6 and AF_UNIX (STREAM, SEQPACKET);
 //               every connect() is handed to the UnixMediator (network.h)
 //               through a seccomp user-notification listener.
@@ -24,10 +28,18 @@
 
 namespace sbx::helper {
 
+// What the filter tells pid 1 of (recorder.h): nothing; under network
+// restricted, the command's network attempts (socket, connect and sendto of
+// AF_INET and AF_INET6, --record-network); or those and the write-class file
+// calls (--record-denials).
+enum class Watch { None, Network, Everything };
+
 // Loads the filter into the calling thread, which must have no_new_privs set
-// (set_no_new_privs(), caps.h; or CAP_SYS_ADMIN).  Returns the user-notification listener when the policy needs one
-// (network limited, or record: the denial recorder's filter, recorder.h),
-// else an invalid Fd.  Throws sbx::Error naming the step.
-Fd install_seccomp(const sbx::CanonicalPolicy&, bool record = false);
+// (set_no_new_privs(), caps.h; or CAP_SYS_ADMIN).  Returns the user-notification listener when the filter
+// notifies (network limited, or a Watch that applies), else an invalid Fd.  Throws sbx::Error naming the step.
+Fd install_seccomp(const sbx::CanonicalPolicy&, Watch = Watch::None);
+
+// Whether that filter notifies, so that pid 1 must serve a listener.
+bool notifies(sbx::Network, Watch);
 
 }  // namespace sbx::helper

@@ -191,11 +191,12 @@ void notify_file_writes(const Ctx& ctx) {
 
 enum class Network { Restricted, Limited, Full };
 
-// record: the recorder's filter (recorder.h).  For restricted it also lets
-// socket(AF_INET, AF_INET6) through, in the empty network namespace the
-// helper then gives the command, and hands connect and sendto with an
-// address to the recorder, which records the destination and refuses.
-Ctx build(Network network, bool record) {
+// record: the recorder's filter (recorder.h), the write-class file calls
+// notified.  watch_network (restricted): socket(AF_INET, AF_INET6), connect
+// and sendto with an address notify pid 1, which makes an inet socket in an
+// empty network namespace of its own and installs it in the caller, records
+// the destination of a connect or sendto and refuses it (recorder.h).
+Ctx build(Network network, bool record, bool watch_network) {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) fail("seccomp_init failed", ENOMEM);
     // Only the native ABI is in the filter: a syscall through i386 (int 0x80)
@@ -235,8 +236,11 @@ Ctx build(Network network, bool record) {
     switch (network) {
         case Network::Full: break;
         case Network::Restricted:
-            if (record) {
-                // Families below AF_INET6 but AF_INET, and above it: refused.
+            if (watch_network) {
+                // AF_INET and AF_INET6 to pid 1 (exactly: a 64-bit compare);
+                // every other family refused.
+                add(ctx, SCMP_ACT_NOTIFY, socket_call, {SCMP_A0(SCMP_CMP_EQ, AF_INET)});
+                add(ctx, SCMP_ACT_NOTIFY, socket_call, {SCMP_A0(SCMP_CMP_EQ, AF_INET6)});
                 add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
                 for (std::uint64_t family = 0; family < AF_INET6; ++family)
                     if (family != AF_INET) add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
@@ -252,7 +256,7 @@ Ctx build(Network network, bool record) {
             add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
             deny_unix_datagrams(ctx, socketpair_call);
             // An address on a send: stream pairs ignore it anyway.
-            add(ctx, record ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
+            add(ctx, watch_network ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
             break;
         case Network::Limited:
             // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
@@ -276,8 +280,8 @@ Ctx build(Network network, bool record) {
 }
 
 // The program, exported through a pipe (libseccomp writes it to an fd).
-std::vector<sock_filter> program(Network network, bool record) {
-    Ctx ctx = build(network, record);
+std::vector<sock_filter> program(Network network, bool record, bool watch_network) {
+    Ctx ctx = build(network, record, watch_network);
     int ends[2];
     if (::pipe(ends) != 0) fail("pipe", errno);
     int rc = seccomp_export_bpf(ctx.get(), ends[1]);
@@ -314,12 +318,13 @@ int main(int argc, char** argv) {
         // asking the running kernel.
         if (int rc = seccomp_api_set(5); rc < 0) fail("seccomp_api_set(5)", -rc);
         const std::pair<const char*, std::vector<sock_filter>> programs[] = {
-            {"kRestricted", program(Network::Restricted, false)},
-            {"kLimited", program(Network::Limited, false)},
-            {"kFull", program(Network::Full, false)},
-            {"kRestrictedRecorded", program(Network::Restricted, true)},
-            {"kLimitedRecorded", program(Network::Limited, true)},
-            {"kFullRecorded", program(Network::Full, true)},
+            {"kRestricted", program(Network::Restricted, false, false)},
+            {"kLimited", program(Network::Limited, false, false)},
+            {"kFull", program(Network::Full, false, false)},
+            {"kRestrictedWatched", program(Network::Restricted, false, true)},
+            {"kRestrictedRecorded", program(Network::Restricted, true, true)},
+            {"kLimitedRecorded", program(Network::Limited, true, false)},
+            {"kFullRecorded", program(Network::Full, true, false)},
         };
         const std::string tmp = std::string(argv[1]) + ".tmp";
         std::FILE* out = std::fopen(tmp.c_str(), "w");

@@ -153,6 +153,7 @@ public:
         a.denial.denials = audited;
         if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials)
             a.denial = analyze_recorded(a.result, a.helper, audited);
+        else if (a.plan.sandbox == SandboxKind::Linux) add_recorded_network(a.denial, a.result, a.helper);
         if (a.sandboxed) {  // each denial's rule and fix (report/fix.h), against the command's cwd
             Environment env = system_environment();
             env.cwd = args_.command.cwd;

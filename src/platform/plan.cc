@@ -16,7 +16,10 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     std::vector<std::string> args{
         helper,        "--sandbox-policy-cwd",         policy.workspace, "--command-cwd", command_cwd,
         "--status-fd", std::to_string(kHelperStatusFd)};
+    // Every denial recorded, or (cheap: only the network calls reach pid 1)
+    // under restricted each network attempt with its destination.
     if (record_denials) args.emplace_back("--record-denials");
+    else if (policy.network == Network::Restricted) args.emplace_back("--record-network");
     args.insert(args.end(), {"--sandbox-policy", to_json(policy).dump()});
     return args;
 }

@@ -206,6 +206,15 @@ DenialAnalysis analyze_recorded(const ExecResult& r, const HelperStatus& helper,
     return a;
 }
 
+void add_recorded_network(DenialAnalysis& a, const ExecResult& r, const HelperStatus& helper) {
+    if (helper.denied.empty()) return;
+    a.denials = merge_denials(helper.denied, a.denials);
+    a.omitted = helper.denied_omitted;
+    if (r.exit_code == 0 || r.timed_out || r.exit_code == 124 || a.sandbox_denied) return;
+    a.sandbox_denied = true;
+    a.reason = "recorded";
+}
+
 std::vector<AuditRecord> parse_audit_log(std::string_view text) {
     std::vector<AuditRecord> out;
     while (!text.empty()) {

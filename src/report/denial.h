@@ -64,6 +64,14 @@ DenialAnalysis analyze_denial(const ExecResult&, bool sandboxed);
 // reason: "recorded" or "SIGSYS".
 DenialAnalysis analyze_recorded(const ExecResult&, const HelperStatus&, const std::vector<Denial>& audit);
 
+// Without the recorder, under network restricted: the network attempts the
+// helper recorded all the same (--record-network; exact, with their
+// destinations) join the denials, and a failed command (not 0, not a
+// timeout) that made one has sandbox_denied true ("recorded"), whatever the
+// output says: a refused connect reads like an outage.  The file heuristic
+// stays what it was; `recorded` stays false (writes were not recorded).
+void add_recorded_network(DenialAnalysis&, const ExecResult&, const HelperStatus&);
+
 // Parses lines of an audit log ("type=LANDLOCK_ACCESS msg=audit(...): ..." or
 // "type=1423 ...", as auditd, ausearch and dmesg print them) into records;
 // other lines are skipped.

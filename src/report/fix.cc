@@ -196,7 +196,12 @@ void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environm
         d.rule = f.rule;
         d.fix = f.text();
     }
-    if (!a.sandbox_denied || a.recorded || !a.denials.empty() || a.path.empty() || !p.sandboxed_filesystem()) return;
+    // The guess is for files: none where the files' denials are exact
+    // (recorded, or audited); beside recorded connects (report/denial.h,
+    // add_recorded_network), still made.
+    const bool exact_files =
+        std::any_of(a.denials.begin(), a.denials.end(), [](const Denial& d) { return !d.path.empty(); });
+    if (!a.sandbox_denied || a.recorded || exact_files || a.path.empty() || !p.sandboxed_filesystem()) return;
     const std::string path = join_path(env.cwd, a.path);
     Denial g;
     g.path = path;

@@ -174,17 +174,18 @@ std::optional<std::string> denial_note(const RunReport& r) {
     const auto& a = r.denial;
     // Exact denials (recorded; or audited, when the command failed of one):
     // how many, and the first with its rule and fix.
+    // A guess from the output: the message and the path it names.
+    const std::string guess = a.guess ? fmt::format("sbx: the sandbox likely denied this ({}): {}{}\n", a.reason,
+                                                    denied_what(*a.guess), rule_and_fix(*a.guess))
+                                      : "";
     if (!a.denials.empty() && (a.recorded || a.sandbox_denied)) {
         const std::uint64_t n = a.denials.size() + a.omitted;
         const Denial& d = a.denials.front();
-        return fmt::format("sbx: denied {} operation{}; first: {}{}\n", n, n == 1 ? "" : "s", denied_what(d),
-                           rule_and_fix(d));
+        return fmt::format("sbx: denied {} operation{}; first: {}{}\n{}", n, n == 1 ? "" : "s", denied_what(d),
+                           rule_and_fix(d), guess);
     }
     if (!a.sandbox_denied) return std::nullopt;
-    // A guess from the output: the message and the path it names.
-    if (a.guess)
-        return fmt::format("sbx: the sandbox likely denied this ({}): {}{}\n", a.reason, denied_what(*a.guess),
-                           rule_and_fix(*a.guess));
+    if (a.guess) return guess;
     const auto& p = r.policy;
     std::string hint;
     if (a.reason == "SIGSYS" || a.reason == "seccomp") {

@@ -34,8 +34,15 @@ tcp4=$(port tcp4) tcp6=$(port tcp6) udp4=$(port udp4) udp6=$(port udp6)
 : >"$d/log"
 
 sandbox() {  # NETWORK CMD...
-    local net=$1; shift
-    "$helper" --sandbox-policy-cwd "$ws" \
+    # restricted-watched: as sbx runs it (--record-network: pid 1 hands the
+    # command inet sockets of an empty namespace and refuses their connects);
+    # restricted-recorded: --record-denials.  Plain restricted is Codex's way.
+    local net=$1 flags=(); shift
+    case $net in
+        restricted-watched) net=restricted flags=(--record-network) ;;
+        restricted-recorded) net=restricted flags=(--record-denials) ;;
+    esac
+    "$helper" --sandbox-policy-cwd "$ws" "${flags[@]}" \
         --sandbox-policy "{\"mode\":\"workspace-write\",\"network\":\"$net\"}" -- "$@"
 }
 sandbox_in_ws() { (cd "$ws" && sandbox "$@"); }
@@ -77,12 +84,16 @@ ok "control: the host listener sees the pathname socket" reached unix control-un
 ok "control: the host listener sees the datagram socket" reached unixdgram control-dgram
 ok "control: the host listener sees the abstract socket" reached abstract control-abstract
 
-for net in restricted limited; do
+for net in restricted restricted-watched restricted-recorded limited; do
     not_ok "$net: TCP to the host's 127.0.0.1 refused" sandbox $net "$probe" tcp 127.0.0.1 "$tcp4" "$net-tcp4"
     not_ok "$net: TCP to the host's ::1 refused" sandbox $net "$probe" tcp ::1 "$tcp6" "$net-tcp6"
     # UDP: a datagram "sent" into the private namespace is fine; it must not arrive.
     sandbox $net "$probe" udp 127.0.0.1 "$udp4" "$net-udp4" >/dev/null 2>&1
     sandbox $net "$probe" udp ::1 "$udp6" "$net-udp6" >/dev/null 2>&1
+    sandbox $net "$probe" udp-msg 127.0.0.1 "$udp4" "$net-udpmsg4" >/dev/null 2>&1
+    sandbox $net "$probe" udp-msg ::1 "$udp6" "$net-udpmsg6" >/dev/null 2>&1
+    out=$(sandbox $net "$probe" raw 2>&1)
+    is "$net: a raw socket refused" "socket: EPERM" "$out"
     not_ok "$net: the host's pathname UNIX socket refused" sandbox $net "$probe" unix "$d/host.sock" "$net-unix"
     ln -sf "$d/host.sock" "$ws/link-$net.sock"
     not_ok "$net: the host's pathname socket through a symlink in the workspace refused" \
@@ -106,6 +117,17 @@ out=$(sandbox restricted "$probe" socket unix 2>&1)
 is "restricted: socket(AF_UNIX) refused with EPERM" "socket: EPERM" "$out"
 out=$(sandbox restricted "$probe" serve-tcp 127.0.0.1 2>&1)
 is "restricted: cannot serve its own localhost" "socket: EPERM" "$out"
+for net in restricted-watched restricted-recorded; do
+    out=$(sandbox $net "$probe" socket unix 2>&1)
+    is "$net: socket(AF_UNIX) refused with EPERM" "socket: EPERM" "$out"
+    out=$(sandbox $net "$probe" socket inet 2>&1)
+    is "$net: socket(AF_INET) is pid 1's, of an empty namespace" "ok" "$out"
+    out=$(sandbox $net "$probe" serve-tcp 127.0.0.1 2>&1)
+    is "$net: cannot serve its own localhost (bind refused)" "bind: EPERM" "$out"
+    out=$(sandbox $net /usr/bin/python3 -c 'import socket,fcntl; s=socket.socket(); print(s.getsockname(), bool(fcntl.fcntl(s, fcntl.F_GETFD) & fcntl.FD_CLOEXEC), s.getblocking()); s2=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK); print(s2.getblocking())' 2>&1)
+    is "$net: the socket is as asked (CLOEXEC, blocking or not)" "('0.0.0.0', 0) True True
+False" "$out"
+done
 
 out=$(sandbox limited "$probe" serve-tcp 127.0.0.1 2>&1)
 is "limited: serves and reaches its own 127.0.0.1" "ok" "$out"

@@ -64,24 +64,42 @@ is "without --record-denials nothing is recorded (audit is not read here)" "" \
     "$(jq -r '.denials[] | select(.pid)' out.json)"
 
 # --- network restricted ---------------------------------------------------------
-start=$(date +%s%N)
-"$SBX" run --record-denials --json -- getent hosts example.com >out.json
-rc=$?
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-is "getent hosts example.com fails under restricted" 2 "$rc"
-ok "... recorded as a connect to the resolver's port 53" \
-    jq -e '[.denials[] | select(.operation == "connect" and (.address | endswith(":53")) and .program == "getent")] | length > 0' out.json
-bound "... and it failed fast (${ms} ms < 2 s)" test "$ms" -lt 2000
-start=$(date +%s%N)
-"$SBX" run --record-denials --json -- curl -sS --max-time 30 http://192.0.2.7:8080/ >out.json
-rc=$?
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-is "curl to an address fails at once (exit 7)" 7 "$rc"
-is "... recorded with its destination" "connect 192.0.2.7:8080 curl" "$(denials out.json)"
-is "... sandbox_denied" true "$(jq .sandbox_denied out.json)"
-bound "... in ${ms} ms < 2 s" test "$ms" -lt 2000
-"$SBX" run --record-denials --json -- curl -sS --max-time 30 https://example.com/ >out.json
-is "curl https://example.com fails (cannot resolve)" 6 $?
+# With --record-denials, and without it: sbx always passes --record-network
+# under restricted (only the network calls reach pid 1).
+for rec in --record-denials ""; do
+    r=${rec:-default}
+    start=$(date +%s%N)
+    "$SBX" run $rec --json -- getent hosts example.com >out.json
+    rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    is "$r: getent hosts example.com fails under restricted" 2 "$rc"
+    ok "... recorded as a connect to the resolver's port 53" \
+        jq -e '[.denials[] | select(.operation == "connect" and (.address | endswith(":53")) and .program == "getent")] | length > 0' out.json
+    bound "... and it failed fast (${ms} ms < 2 s)" test "$ms" -lt 2000
+    start=$(date +%s%N)
+    "$SBX" run $rec --json -- curl -sS --max-time 30 http://192.0.2.7:8080/ >out.json
+    rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    is "$r: curl to an address fails at once (exit 7)" 7 "$rc"
+    is "... recorded with its destination" "connect 192.0.2.7:8080 curl" "$(denials out.json)"
+    is "... sandbox_denied" true "$(jq .sandbox_denied out.json)"
+    bound "... in ${ms} ms < 2 s" test "$ms" -lt 2000
+    "$SBX" run $rec --json -- curl -sS --max-time 30 https://example.com/ >out.json
+    is "$r: curl https://example.com fails (cannot resolve)" 6 $?
+    is "... sandbox_denied (the resolver's connect)" true "$(jq .sandbox_denied out.json)"
+done
+"$SBX" run -- curl -sS --max-time 30 http://192.0.2.7:8080/ 2>err.txt
+is "default: text mode names the destination and -n full" \
+    "sbx: denied 1 operation; first: connect 192.0.2.7:8080 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)" \
+    "$(grep '^sbx: ' err.txt)"
+"$SBX" run -p workspace-write --json -- sh -c 'touch /etc/sbx-x; curl -s http://192.0.2.7/' >out.json
+is "default: a write is still only guessed, the connect exact" "connect 192.0.2.7:80 curl" "$(denials out.json)"
+is "... and recorded is not claimed for the writes (no file denial listed)" 1 "$(jq '.denials | length' out.json)"
+"$SBX" run -p workspace-write -- sh -c 'curl -s http://192.0.2.7/; touch /etc/sbx-x' 2>err.txt
+is "... text mode: the exact connect, then the write's guess, labelled" \
+    "sbx: denied 1 operation; first: connect 192.0.2.7:80 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)
+sbx: the sandbox likely denied this (read-only file system): write /etc/sbx-x (not under a writable root; allow with -w /etc)" \
+    "$(grep '^sbx: ' err.txt)"
 
 # network limited: the connect mediator and the recorder share pid 1's listener.
 "$SBX" run -p workspace-write -n limited --record-denials --json -- /usr/bin/python3 -c '

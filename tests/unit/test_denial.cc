@@ -163,6 +163,33 @@ TEST_CASE("recorded denials: sandbox_denied only for a failure with a recorded d
     CHECK_FALSE(analyze_recorded(timed_out, helper, {}).sandbox_denied);
 }
 
+TEST_CASE("without the recorder: the network attempts recorded all the same join the heuristic") {
+    HelperStatus helper;
+    // curl exits 7 with no known message: the heuristic sees nothing.
+    DenialAnalysis a = analyze_denial(failed(7, "curl: (7) Failed to connect to 192.0.2.7 port 80"), true);
+    CHECK_FALSE(a.sandbox_denied);
+    add_recorded_network(a, failed(7, ""), helper);  // nothing recorded: unchanged
+    CHECK_FALSE(a.sandbox_denied);
+    CHECK(a.denials.empty());
+    helper.denied.push_back(RecordedDenial{"connect", "", "192.0.2.7:80", 2, "curl"});
+    add_recorded_network(a, failed(7, ""), helper);
+    CHECK(a.sandbox_denied);
+    CHECK(a.reason == "recorded");
+    CHECK_FALSE(a.recorded);  // the writes were not recorded
+    REQUIRE(a.denials.size() == 1);
+    CHECK(a.denials[0].address == "192.0.2.7:80");
+    // A file message the heuristic read stays its reason.
+    DenialAnalysis b = analyze_denial(failed(1, "touch: cannot touch '/etc/x': Read-only file system"), true);
+    add_recorded_network(b, failed(1, ""), helper);
+    CHECK(b.reason == "read-only file system");
+    CHECK(b.denials.size() == 1);
+    // Succeeded after a refused connect (a fallback worked): nothing to blame.
+    DenialAnalysis c;
+    add_recorded_network(c, failed(0, ""), helper);
+    CHECK_FALSE(c.sandbox_denied);
+    CHECK(c.denials.size() == 1);
+}
+
 TEST_CASE("recorded denials: the audit's are merged, the same path or address once") {
     HelperStatus helper;
     helper.denied.push_back(RecordedDenial{"write", "/etc/passwd", "", 2, "sh"});

@@ -33,7 +33,7 @@ const PlatformPaths kPaths{"/usr/libexec/codex-linux-sandbox", "/usr/bin/sandbox
 TEST_CASE("Linux: the helper's argv carries the canonical policy and the command after --") {
     CanonicalPolicy p = policy(Mode::WorkspaceWrite);
     ExecPlan e = plan(p, command(), TargetOs::Linux, kPaths);
-    REQUIRE(e.argv.size() == 13);
+    REQUIRE(e.argv.size() == 14);
     CHECK(e.argv[0] == "/usr/libexec/codex-linux-sandbox");
     CHECK(e.argv[1] == "--sandbox-policy-cwd");
     CHECK(e.argv[2] == "/work/repo");
@@ -42,9 +42,10 @@ TEST_CASE("Linux: the helper's argv carries the canonical policy and the command
     CHECK(e.argv[5] == "--status-fd");  // the supervisor opens the pipe there
     CHECK(e.argv[6] == "3");
     CHECK(e.report_fd == 3);
-    CHECK(e.argv[7] == "--sandbox-policy");
-    CHECK(nlohmann::json::parse(e.argv[8]) == to_json(p));
-    CHECK(std::vector<std::string>(e.argv.begin() + 9, e.argv.end()) ==
+    CHECK(e.argv[7] == "--record-network");  // restricted: each network attempt with its destination
+    CHECK(e.argv[8] == "--sandbox-policy");
+    CHECK(nlohmann::json::parse(e.argv[9]) == to_json(p));
+    CHECK(std::vector<std::string>(e.argv.begin() + 10, e.argv.end()) ==
           std::vector<std::string>{"--", "make", "-j2", "test"});
     CHECK(e.sandbox == SandboxKind::Linux);
     CHECK(e.cwd == "/work/repo/sub");
@@ -54,15 +55,21 @@ TEST_CASE("Linux: the helper's argv carries the canonical policy and the command
     CHECK(e.env_remove == std::vector<std::string>{"SECRET"});
 }
 
-TEST_CASE("Linux: --record-denials reaches the helper only when asked") {
+TEST_CASE("Linux: --record-denials reaches the helper only when asked; under restricted --record-network else") {
     CanonicalPolicy p = policy(Mode::WorkspaceWrite);
     CommandSpec c = command();
     const auto plain = plan(p, c, TargetOs::Linux, kPaths).argv;
     CHECK(std::find(plain.begin(), plain.end(), "--record-denials") == plain.end());
+    CHECK(plain[7] == "--record-network");
+    p.network = Network::Limited;
+    const auto limited = plan(p, c, TargetOs::Linux, kPaths).argv;
+    CHECK(limited.size() == plain.size() - 1);
+    CHECK(std::find(limited.begin(), limited.end(), "--record-network") == limited.end());
+    p.network = Network::Restricted;
     c.record_denials = true;
     const auto recorded = plan(p, c, TargetOs::Linux, kPaths).argv;
-    REQUIRE(recorded.size() == plain.size() + 1);
-    CHECK(recorded[7] == "--record-denials");
+    REQUIRE(recorded.size() == plain.size());
+    CHECK(recorded[7] == "--record-denials");  // the network attempts too
     CHECK(recorded[8] == "--sandbox-policy");
 }
 

@@ -4,6 +4,9 @@
  *
  *   tcp HOST PORT MSG          connect (IPv4 or IPv6 literal) and send MSG
  *   udp HOST PORT MSG          sendto
+ *   udp-msg HOST PORT MSG      sendmsg with the address in msg_name (where no
+ *                              seccomp filter can read it)
+ *   raw                        socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)
  *   unix PATH MSG              connect to a pathname stream socket, send MSG
  *   abstract NAME MSG          the same for an abstract name
  *   socket FAMILY              socket(): netlink, packet, vsock, unix-dgram, inet, inet6, unix
@@ -154,6 +157,19 @@ int main(int argc, char** argv) {
         int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return failed("socket");
         if (sendto(fd, argv[4], strlen(argv[4]), 0, (struct sockaddr*)&ss, len) < 0) return failed("sendto");
+        return worked();
+    }
+    if (strcmp(what, "udp-msg") == 0 && argc == 5) {
+        socklen_t len = inet_address(argv[2], argv[3], &ss);
+        int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return failed("socket");
+        struct iovec iov = {argv[4], strlen(argv[4])};
+        struct msghdr msg = {.msg_name = &ss, .msg_namelen = len, .msg_iov = &iov, .msg_iovlen = 1};
+        if (sendmsg(fd, &msg, 0) < 0) return failed("sendmsg");
+        return worked();
+    }
+    if (strcmp(what, "raw") == 0 && argc == 2) {
+        if (socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP) < 0) return failed("socket");
         return worked();
     }
     if (strcmp(what, "unix") == 0 && argc == 4) {
