@@ -70,6 +70,13 @@ ok "why: the end of the attempt's stderr" grep -q "touch: cannot touch" <<<"$(la
 "$SBX" run -p read-only -a on-failure --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
 is "why, without the recorder: no denials listed" "[]" "$(last_request why 'd["denials"]')"
 ok "why, without the recorder: the stderr still" grep -q "touch: cannot touch" <<<"$(last_request why 'd["stderr_tail"]')"
+# A refused connect reads like an outage (curl: exit 7, no known message); it
+# is recorded on every run under restricted, so on-failure asks, and says why.
+net_prog=$(approver net denied)
+"$SBX" run -p read-only -a on-failure --approver "$net_prog" -- curl -sS http://192.0.2.7:8080/ 2>/dev/null
+is "a refused connect (no recorder): the approver is asked, with the destination and -n full" \
+    "connect 192.0.2.7:8080 -n full" \
+    "$(last_request net 'd["denials"][0]["operation"] + " " + d["denials"][0]["address"] + " " + d["denials"][0]["fix"]')"
 
 # 2. A denied (or aborted) retry keeps the failure of the first attempt.
 for prog in "$no_prog" "$abort_prog"; do
