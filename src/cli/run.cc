@@ -205,7 +205,9 @@ private:
 };
 
 nlohmann::json plan_json(const ExecPlan& p) {
-    return nlohmann::json{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
+    nlohmann::json j{{"argv", p.argv}, {"env", p.env_add}, {"cwd", p.cwd}};
+    if (!p.env_default.empty()) j["env_defaults"] = p.env_default;  // set where the environment lacks them
+    return j;
 }
 
 // The plan under the policy, the writable roots a run would make first; with

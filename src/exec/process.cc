@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -128,6 +129,9 @@ std::vector<std::string> child_environment(const ExecPlan& plan, const char* con
         env.emplace_back(entry);
     }
     for (const auto& [name, value] : plan.env_add) env.push_back(name + "=" + value);
+    for (const auto& [name, value] : plan.env_default)
+        if (std::none_of(env.begin(), env.end(), [&](const std::string& e) { return env_name(e) == name; }))
+            env.push_back(name + "=" + value);
     return env;
 }
 

@@ -11,6 +11,15 @@ const std::vector<std::string>& kept_env_names() {
     return names;
 }
 
+const std::map<std::string, std::string>& no_network_retry_env() {
+    static const std::map<std::string, std::string> env{
+        {"npm_config_fetch_retries", "0"},  // npm (and npx)
+        {"PIP_RETRIES", "0"},               // pip
+        {"CARGO_NET_RETRY", "0"},           // cargo
+    };
+    return env;
+}
+
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
                                            const std::string& command_cwd, bool record_denials) {
     std::vector<std::string> args{
@@ -57,6 +66,10 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
     else {
         out.env_add.erase("SBX_SANDBOX_NETWORK_DISABLED");
         out.env_remove.push_back("SBX_SANDBOX_NETWORK_DISABLED");  // inherited from an outer sbx
+    }
+    if (policy.network == Network::Restricted && out.sandbox != SandboxKind::None) {
+        for (const auto& [name, value] : no_network_retry_env())
+            if (command.set_env.count(name) == 0) out.env_default[name] = value;
     }
     return out;
 }

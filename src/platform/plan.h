@@ -32,11 +32,13 @@ struct PlatformPaths {
 };
 
 // Exactly what to run.  The child's environment is: sbx's own (or, with
-// clear_env, only the kept variables), minus env_remove, plus env_add.
+// clear_env, only the kept variables), minus env_remove, plus env_add, plus
+// each env_default whose name is not set by then.
 struct ExecPlan {
     std::vector<std::string> argv;  // argv[0] is absolute, or a name for execvp
     std::map<std::string, std::string> env_add;
     std::vector<std::string> env_remove;
+    std::map<std::string, std::string> env_default;
     bool clear_env = false;
     std::string cwd;
     SandboxKind sandbox = SandboxKind::None;
@@ -49,6 +51,12 @@ struct ExecPlan {
 
 // The descriptor number sbx gives the Linux helper for --status-fd.
 inline constexpr int kHelperStatusFd = 3;
+
+// Under network restricted nothing outside can be reached, so a package
+// manager's retries of a failed name lookup only wait (npm: 70 s of backoff
+// on EAI_AGAIN; pip: 8 s): retries off, unless the user's environment or
+// --env sets them.  Listed in sbx(1).
+const std::map<std::string, std::string>& no_network_retry_env();
 
 // The variables --clear-env keeps.
 const std::vector<std::string>& kept_env_names();

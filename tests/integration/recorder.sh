@@ -101,6 +101,27 @@ is "... text mode: the exact connect, then the write's guess, labelled" \
 sbx: the sandbox likely denied this (read-only file system): write /etc/sbx-x (not under a writable root; allow with -w /etc)" \
     "$(grep '^sbx: ' err.txt)"
 
+# Package managers: retries off under restricted (they could only wait), the user's own setting kept.
+is "restricted: npm_config_fetch_retries=0 PIP_RETRIES=0 CARGO_NET_RETRY=0 for the command" "0 0 0" \
+    "$("$SBX" run -- sh -c 'echo $npm_config_fetch_retries $PIP_RETRIES $CARGO_NET_RETRY')"
+is "... unless the environment sets one" "3 0" \
+    "$(PIP_RETRIES=3 "$SBX" run -- sh -c 'echo $PIP_RETRIES $CARGO_NET_RETRY')"
+is "... or --env" "5" "$("$SBX" run --env npm_config_fetch_retries=5 -- sh -c 'echo $npm_config_fetch_retries')"
+is "... and not under full" "" "$("$SBX" run -n full -- sh -c 'echo $PIP_RETRIES')"
+for tool in "npm view is-number version" "pip download --no-deps -d $ws/pd requests"; do
+    if ! command -v "${tool%% *}" >/dev/null; then
+        skip "${tool%% *} fails fast under restricted" "no ${tool%% *} on this machine"
+        continue
+    fi
+    start=$(date +%s%N)
+    "$SBX" run -p workspace-write --json -- $tool >out.json
+    rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    bound "${tool%% *} fails under restricted in ${ms} ms < 2 s (exit $rc)" test "$ms" -lt 2000 -a "$rc" -ne 0
+    ok "... the resolver's connect recorded, sandbox_denied" \
+        jq -e '.sandbox_denied and ([.denials[] | select(.operation == "connect")] | length > 0)' out.json
+done
+
 # network limited: the connect mediator and the recorder share pid 1's listener.
 "$SBX" run -p workspace-write -n limited --record-denials --json -- /usr/bin/python3 -c '
 import socket

@@ -402,6 +402,12 @@ TEST_CASE("child environment: base, clear_env keeps only the kept names, remove,
     p.env_remove.clear();
     CHECK(exec::child_environment(p, base) ==
           std::vector<std::string>{"PATH=/bin", "HOME=/root", "NEW=1", "SBX_SANDBOX=linux"});
+    // Defaults: only where nothing set the name.
+    p.clear_env = false;
+    p.env_default = {{"SECRET", "default"}, {"NEW", "default"}, {"RETRIES", "0"}};
+    CHECK(exec::child_environment(p, base) == std::vector<std::string>{"PATH=/bin", "HOME=/root", "SECRET=x",
+                                                                       "NOEQUALS", "NEW=1", "SBX_SANDBOX=linux",
+                                                                       "RETRIES=0"});
 }
 
 TEST_CASE("exec candidates follow the child's PATH") {

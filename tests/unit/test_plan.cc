@@ -92,6 +92,22 @@ TEST_CASE("the network marker follows the network level") {
               .env_add.count("SBX_SANDBOX_NETWORK_DISABLED") == 0);
 }
 
+TEST_CASE("restricted: the package managers' retries off, unless --env sets them") {
+    const auto defaults = [](Network net, Mode mode = Mode::WorkspaceWrite, CommandSpec c = command()) {
+        return plan(policy(mode, net), c, TargetOs::Linux, kPaths).env_default;
+    };
+    CHECK(defaults(Network::Restricted) == no_network_retry_env());
+    CHECK(defaults(Network::Restricted).at("npm_config_fetch_retries") == "0");
+    CHECK(defaults(Network::Limited).empty());
+    CHECK(defaults(Network::Full).empty());
+    CHECK(defaults(Network::Full, Mode::DangerFullAccess).empty());
+    CommandSpec c = command();
+    c.set_env["PIP_RETRIES"] = "3";
+    const auto mine = defaults(Network::Restricted, Mode::WorkspaceWrite, c);
+    CHECK(mine.count("PIP_RETRIES") == 0);
+    CHECK(mine.count("CARGO_NET_RETRY") == 1);
+}
+
 TEST_CASE("macOS: sandbox-exec by its absolute path, never PATH") {
     ExecPlan e = plan(policy(Mode::WorkspaceWrite), command(), TargetOs::MacOs, kPaths);
     CHECK(e.argv.at(0) == "/usr/bin/sandbox-exec");
