@@ -282,7 +282,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     if (record) watch = Watch::Everything;
     else if (filesystem && args.record_network && policy.network == Network::Restricted) watch = Watch::Network;
     std::optional<Recorder> recorder;
-    if (watch != Watch::None) command.recorder = &recorder.emplace(policy, status);
+    if (watch != Watch::None) command.recorder = &recorder.emplace(policy, status, watch == Watch::Everything);
     const std::optional<std::uint64_t> processes = policy.limits.processes;
     if (filesystem || limited || processes) {
         const uid_t uid = ::geteuid();

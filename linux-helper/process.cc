@@ -225,6 +225,8 @@ int command_entry(void* arg) {
 // Starts the command as posix_spawn would: in pid 1's memory (CLONE_VM), on
 // a stack of its own, with pid 1 suspended (CLONE_VFORK) until the command
 // has exec'd or exited, so that no page tables are copied (about 50 us).
+// Except when the recorder sees exec (recorder.h): then as a fork, so that
+// pid 1 is free to answer the command's own execve.
 // Its layers (capabilities, no_new_privs, Landlock, seccomp, cwd, signal
 // mask) are per task and its fd table is its own, so none of them reaches
 // pid 1; it writes no object of pid 1's (what it allocates stays allocated).
@@ -237,11 +239,13 @@ pid_t start_command(const Pid1Start& s, int handoff, int command_end) {
     CloneStack clone_stack(stack, kStack);
     const CommandStart start{&s, handoff, command_end, &clone_stack};
     clone_stack.before_clone();
-    const pid_t command = ::clone(command_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                                  const_cast<CommandStart*>(&start));
+    const bool answers_exec = s.command.recorder != nullptr && s.command.recorder->records_files();
+    const int flags = answers_exec ? SIGCHLD : CLONE_VM | CLONE_VFORK | SIGCHLD;
+    const pid_t command =
+        ::clone(command_entry, static_cast<char*>(stack) + kStack, flags, const_cast<CommandStart*>(&start));
     const int saved = errno;
     clone_stack.after_clone();
-    ::munmap(stack, kStack);  // the command has exec'd or exited
+    ::munmap(stack, kStack);  // the command has exec'd or exited, or has a copy of its own
     if (command < 0) fail_errno("pid 1", "clone of the command", {}, saved);
     return command;
 }

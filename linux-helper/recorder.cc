@@ -48,6 +48,12 @@ bool writable(const sbx::CanonicalPolicy& policy, const std::string& path) {
     return d.access && *d.access == FsAccess::Write;
 }
 
+// Landlock's execute right is given with read (landlock.cc): any access but deny.
+bool executable(const sbx::CanonicalPolicy& policy, const std::string& path) {
+    const FsDecision d = decide_path(policy, path);
+    return d.access && *d.access != FsAccess::Deny;
+}
+
 // A NUL-terminated string of the caller's at address, at most PATH_MAX bytes,
 // read one page at a time so that a string ending before an unmapped page
 // is still read.
@@ -192,14 +198,28 @@ FileCall file_call(const seccomp_data& d) {
     }
 }
 
+// The caller's path argument, absolute (a relative one joined to its dirfd's
+// directory or its cwd) and normalised; nullopt where it cannot be read.
+std::optional<std::string> absolute_path_arg(pid_t pid, const seccomp_data& d, const PathArg& arg) {
+    std::optional<std::string> path = read_string(pid, d.args[arg.path]);
+    if (!path) return std::nullopt;
+    if (!path->empty() && path->front() == '/') return join_path("/", *path);
+    const int dirfd = arg.dirfd < 0 ? kAtFdcwd : static_cast<int>(d.args[arg.dirfd]);
+    const std::optional<std::string> base = base_dir(pid, dirfd);
+    if (!base) return std::nullopt;
+    return join_path(*base, *path);
+}
+
 }  // namespace
 
 bool policy_refuses(const sbx::CanonicalPolicy& policy, const std::string& op, const std::string& path) {
+    if (op == "exec") return !executable(policy, path);
     if (!writable(policy, path)) return true;
     return names_op(op) && path != "/" && !writable(policy, parent_path(path));
 }
 
-Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status) : policy_(policy), status_(status) {
+Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files)
+    : policy_(policy), status_(status), files_(files) {
     // Room kept for the other lines: an error, exec_error, denied_omitted,
     // and the one line that may pass the budget (a path of up to PATH_MAX).
     constexpr std::size_t kReserve = 2 * PATH_MAX + 1024;
@@ -259,6 +279,21 @@ void Recorder::file_op(const std::string& op, const std::string& path, pid_t pid
     record({shown, real, {}, pid, comm_of(pid)});
 }
 
+void Recorder::exec_op(const std::string& path, pid_t pid) {
+    const std::string real = real_path(path, pid);
+    if (real.empty()) {
+        // Not in the view.  Under a --deny entry the view empties the
+        // directory: that is the sandbox's doing.  Elsewhere (a PATH search
+        // trying each directory; a path outside --minimal's set) it may not
+        // exist on the host either: not recorded.
+        const FsDecision d = decide_path(policy_, path);
+        if (d.access == FsAccess::Deny) record({"exec", path, {}, pid, comm_of(pid)});
+        return;
+    }
+    if (!policy_refuses(policy_, "exec", real)) return;
+    record({"exec", real, {}, pid, comm_of(pid)});
+}
+
 void Recorder::net_op(const std::string& op, const std::string& address, pid_t pid) {
     record({op, {}, address, pid, comm_of(pid)});
 }
@@ -313,6 +348,14 @@ void NotificationServer::observe(const seccomp_notif& request) {
     if (recorder_ == nullptr || d.arch != AUDIT_ARCH_X86_64) return answer(EPERM, 0);
     auto valid = [&] { return ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) == 0; };
     if (d.nr == SYS_socket) return make_socket(request);
+    if (d.nr == SYS_execve || d.nr == SYS_execveat) {
+        // Recorded while the caller waits (its comm is still the old
+        // program's), then the kernel decides.
+        const PathArg arg{"exec", d.nr == SYS_execve ? 0 : 1, d.nr == SYS_execve ? -1 : 0};
+        const std::optional<std::string> path = absolute_path_arg(pid, d, arg);
+        if (path && recorder_->refuses("exec", *path) && valid()) recorder_->exec_op(*path, pid);
+        return answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+    }
 
     if (d.nr == SYS_connect || d.nr == SYS_sendto) {
         // Network restricted: recorded with the destination, always refused.
@@ -340,19 +383,9 @@ void NotificationServer::observe(const seccomp_notif& request) {
     if (call.mode >= 0 && (d.args[call.mode] & (S_ISUID | S_ISGID))) return answer(EPERM, 0);
     // Read while the caller waits, then let the kernel decide.
     std::vector<std::pair<const PathArg*, std::string>> paths;
-    for (const PathArg& arg : call.paths) {
-        std::optional<std::string> path = read_string(pid, d.args[arg.path]);
-        if (!path) continue;
-        if (path->empty() || path->front() != '/') {
-            const int dirfd = arg.dirfd < 0 ? kAtFdcwd : static_cast<int>(d.args[arg.dirfd]);
-            const std::optional<std::string> base = base_dir(pid, dirfd);
-            if (!base) continue;
-            path = join_path(*base, *path);
-        } else {
-            path = join_path("/", *path);
-        }
-        paths.emplace_back(&arg, std::move(*path));
-    }
+    for (const PathArg& arg : call.paths)
+        if (std::optional<std::string> path = absolute_path_arg(pid, d, arg))
+            paths.emplace_back(&arg, std::move(*path));
     // What was read was the caller's only if its notification is still
     // pending now (else the pid may name another process).  Asked only when
     // something will be recorded: an ioctl less on the common path.

@@ -22,11 +22,13 @@
 //   mkdir(at), mknod(at), unlink(at), rmdir, rename(at, at2), link(at),
 //   symlink(at), chmod/fchmodat(2), chown/lchown/fchownat, truncate,
 //   utime/utimes/futimesat, and utimensat with a path (utimensat(fd, NULL)
-//   is futimens: the descriptor's opening was already seen).  Exec is not
-//   notified: the command's own execve comes while pid 1 is suspended
-//   waiting for it (CLONE_VFORK, process.cc), so nobody could answer it
-//   (tried: it hangs); and the exec_error report (status.h) already names a
-//   command that the policy denies.
+//   is futimens: the descriptor's opening was already seen); execve and
+//   execveat, recorded when the policy gives the file no read access (a
+//   --deny, or outside --minimal's set: Landlock's execute right goes with
+//   read).  For that pid 1 starts the command without CLONE_VFORK when it
+//   records (about 50 us more: the page tables are copied), since the
+//   command's own execve would otherwise come while pid 1 is suspended
+//   waiting for it, and nobody could answer it.
 // - Reading the path: process_vm_readv from pid 1 (pid 1 is not under the
 //   filter; it has CAP_SYS_PTRACE in the sandbox's user namespace, or is
 //   root), in page-sized remote pieces so that a string that ends just
@@ -121,7 +123,9 @@ public:
     // The report's budget: kMaxBytes, less where the status pipe is smaller
     // (a user over fs.pipe-user-pages-soft gets small pipes): what pid 1
     // writes must never block it, since sbx reads the pipe when the run ends.
-    Recorder(const sbx::CanonicalPolicy& policy, const Status& status);
+    // files: the write-class file calls and exec are notified
+    // (--record-denials); else only the network attempts (--record-network).
+    Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files);
 
     // policy_refuses() for this policy: the lexical verdict.
     bool refuses(const std::string& op, const std::string& path) const;
@@ -131,6 +135,9 @@ public:
     void file_op(const std::string& op, const std::string& path, pid_t pid, bool open_existing = false);
     // A network operation refused by the filter's design (restricted).
     void net_op(const std::string& op, const std::string& address, pid_t pid);
+    // An execve of the lexically absolute `path`.
+    void exec_op(const std::string& path, pid_t pid);
+    bool records_files() const { return files_; }
     sbx::Network network() const { return policy_.network; }
     // The end of the command: the count of what was not listed.
     void finish();
@@ -140,6 +147,7 @@ private:
 
     const sbx::CanonicalPolicy& policy_;
     const Status& status_;
+    bool files_;
     std::set<std::string> seen_;
     std::size_t bytes_ = 0;
     std::size_t budget_ = 0;  // for the listed lines; the rest of the pipe for the others

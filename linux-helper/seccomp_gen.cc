@@ -185,6 +185,10 @@ void notify_file_writes(const Ctx& ctx) {
         {"futimesat", SYS_futimesat},
     };
     for (const Named& call : always) add(ctx, SCMP_ACT_NOTIFY, call);
+    // Exec too: pid 1 starts the command without CLONE_VFORK when it records
+    // (process.cc), so that it is free to answer the command's own execve.
+    add(ctx, SCMP_ACT_NOTIFY, Named{"execve", SYS_execve});
+    add(ctx, SCMP_ACT_NOTIFY, Named{"execveat", SYS_execveat});
     // utimensat(fd, NULL, ...) is futimens: no path.
     add(ctx, SCMP_ACT_NOTIFY, Named{"utimensat", SYS_utimensat}, {SCMP_A1(SCMP_CMP_NE, 0)});
 }

@@ -81,21 +81,20 @@ std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>
     return out;
 }
 
-// Whether policy p allows denial d (a path the recorder or audit named, or a destination).
-bool allows(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
+// Policy p's verdict on denial d (a path the recorder or audit named, or a
+// destination); nullopt where d names nothing check_access takes.
+std::optional<Verdict> verdict(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
     try {
-        if (!d.address.empty()) return check_access(p, Access::Connect, d.address, env).allowed;
-        const bool exec = d.operation.find("execute") != std::string::npos;
-        const bool read = d.operation.starts_with("fs.read") || d.operation == "read";
-        return check_access(p,
-                            exec   ? Access::Exec
-                            : read ? Access::Read
-                                   : Access::Write,
-                            join_path(env.cwd, d.path), env)
-            .allowed;
+        const Access access = access_of(d);
+        return check_access(p, access, access == Access::Connect ? d.address : join_path(env.cwd, d.path), env);
     } catch (const Error&) {
-        return false;
+        return std::nullopt;
     }
+}
+
+bool allows(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
+    const auto v = verdict(p, d, env);
+    return v && v->allowed;
 }
 
 // Drops each -w that the rest of `added` makes unnecessary for `wanted`.
@@ -163,13 +162,10 @@ Explanation explain_run(const std::vector<std::string>& invocation, const std::v
             ++e.allowed;
             continue;
         }
-        e.not_suggested.push_back(
-            {denied_what(*d),
-             after ? fmt::format("the suggested flags do not allow it ({})",
-                                 check_access(*after, d->address.empty() ? Access::Write : Access::Connect,
-                                              d->address.empty() ? join_path(env.cwd, d->path) : d->address, env)
-                                     .rule)
-                   : "the suggested flags do not make a policy: " + unresolved});
+        e.not_suggested.push_back({denied_what(*d), after
+                                                        ? fmt::format("the suggested flags do not allow it ({})",
+                                                                      verdict(*after, *d, env).value_or(Verdict{}).rule)
+                                                        : "the suggested flags do not make a policy: " + unresolved});
     }
     if (e.allowed == 0) {
         e.added.clear();

@@ -161,6 +161,12 @@ std::string Fix::flags_text() const {
 
 std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags_text(); }
 
+Access access_of(const Denial& d) {
+    if (is_network(d)) return Access::Connect;
+    if (d.operation == "exec" || d.operation.find("execute") != std::string::npos) return Access::Exec;
+    return is_write(d.operation) ? Access::Write : Access::Read;
+}
+
 std::string allow_clause(const std::string& fix_text) {
     return fix_text.starts_with('-') ? "allow with " + fix_text : fix_text;
 }
@@ -186,8 +192,9 @@ Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
     if (d.path.empty() || d.operation.find("ioctl") != std::string::npos)  // audit's scope.*, fs.ioctl_dev
         return refuse("", "only -p danger-full-access (no sandbox) allows it");
     const std::string path = join_path(env.cwd, d.path);
-    if (is_write(d.operation)) return write_fix(p, path, env);
-    return read_fix(p, d.operation.find("execute") != std::string::npos ? Access::Exec : Access::Read, path, env);
+    const Access access = access_of(d);
+    if (access == Access::Write) return write_fix(p, path, env);
+    return read_fix(p, access, path, env);
 }
 
 void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environment& env) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/check.h"
 #include "policy/policy.h"
 #include "report/denial.h"
 
@@ -24,6 +25,11 @@ struct Fix {
     std::string text() const;
     bool operator==(const Fix&) const = default;
 };
+
+// The access a denial was of: Connect for a network operation, Exec for
+// "exec" (recorded) or audit's fs.execute, Write for the write class,
+// else Read.
+Access access_of(const Denial&);
 
 // A fix's text as the end of a sentence: "allow with -w /root/.npm", or
 // "no flag suggested: WHY" as it is.

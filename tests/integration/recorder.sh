@@ -63,6 +63,21 @@ ok "... and makes nothing" test ! -e made
 is "without --record-denials nothing is recorded (audit is not read here)" "" \
     "$(jq -r '.denials[] | select(.pid)' out.json)"
 
+# Exec: a program under a --deny entry (its directory appears empty and
+# unlistable), named directly and through PATH; a missing one is not the sandbox's.
+mkdir -p "$ws/../tools-$$"
+tools=$(cd "$ws/../tools-$$" && pwd)
+printf '#!/bin/sh\necho tool ran\n' >"$tools/tool"
+chmod 755 "$tools" "$tools/tool"
+"$SBX" run "${WW[@]}" --deny "$tools" --json -- sh -c "$tools/tool; PATH=$tools:\$PATH tool; nosuch-$$" >out.json
+is "exec under --deny: recorded once, with its rule, no flag" \
+    "exec $tools/tool sh|deny $tools (--deny)|no flag suggested: an entry of the policy denies it (drop that entry to allow it)" \
+    "$(jq -r '.denials[] | "\(.operation) \(.path) \(.program)|\(.rule)|\(.fix)"' out.json)"
+"$SBX" run "${WW[@]}" --json -- sh -c "$tools/tool" >out.json
+is "... without the entry: it runs, nothing recorded (the recorder answers every exec)" "tool ran|0" \
+    "$(jq -r '"\(.stdout | rtrimstr("\n"))|\(.denials | length)"' out.json)"
+rm -r "$tools"
+
 # --- network restricted ---------------------------------------------------------
 # With --record-denials, and without it: sbx always passes --record-network
 # under restricted (only the network calls reach pid 1).

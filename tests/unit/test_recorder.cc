@@ -66,3 +66,20 @@ TEST_CASE("recorder: read-only refuses every write but /dev/null") {
     CHECK(policy_refuses(p, "create", "/tmp/f"));
     CHECK_FALSE(policy_refuses(p, "write", "/dev/null"));
 }
+
+TEST_CASE("recorder: exec is refused only where the policy gives no read access") {
+    sbx::test::FakeFs fs;
+    fs.dir("/work/repo").dir("/opt/tools/bin").dir("/usr/bin").dir("/etc").file("/dev/null");
+    PolicyInput in{};
+    in.mode = Mode::WorkspaceWrite;
+    in.extra_entries.push_back({{FsTarget::Kind::Path, "/opt/tools"}, FsAccess::Deny, "--deny"});
+    const CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
+    CHECK(policy_refuses(p, "exec", "/opt/tools/bin/x"));
+    CHECK_FALSE(policy_refuses(p, "exec", "/usr/bin/ls"));        // read-only is executable
+    CHECK_FALSE(policy_refuses(p, "exec", "/work/repo/run.sh"));  // so is writable
+    in.extra_entries.clear();
+    in.read_base = ReadBase::Minimal;
+    const CanonicalPolicy minimal = resolve(in, fs.env("/work/repo"));
+    CHECK(policy_refuses(minimal, "exec", "/opt/tools/bin/x"));  // no entry covers it
+    CHECK_FALSE(policy_refuses(minimal, "exec", "/usr/bin/ls"));
+}
