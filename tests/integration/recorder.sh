@@ -163,6 +163,16 @@ is "... the heuristic (no recorder) gives the same fix, labelled a guess" \
 HOME=$h "$SBX" run -p workspace-write -w "$h/.npm" -- sh -c 'mkdir -p "$HOME/.npm/_cacache/index-v5/04/5a"'
 ok "... and the fix works" test -d "$h/.npm/_cacache/index-v5/04/5a"
 
+if command -v npm >/dev/null; then
+    HOME=$h "$SBX" run "${WW[@]}" --json -- npm cache verify >out.json
+    is "the real npm cache verify: every file denial's fix is -w ~/.npm" "-w $h/.npm" \
+        "$(jq -r '[.denials[] | select(.path) | .fix] | unique | join(",")' out.json)"
+    HOME=$h "$SBX" run -p workspace-write -w "$h/.npm" -- npm cache verify >/dev/null 2>&1
+    is "... and following it works" 0 $?
+else
+    skip "the real npm cache verify" "no npm on this machine"
+    skip "... and following it works" "no npm on this machine"
+fi
 HOME=$h "$SBX" run "${WW[@]}" --json -- sh -c 'mkdir -p "$HOME/.cache/pip/http"' >out.json
 is "without ~/.cache: -w ~/.cache (sbx run makes it), never -w \$HOME" \
     "create $h/.cache|not under a writable root|-w $h/.cache" \
