@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The cost inside the sandbox (issue 20) and of the denial recorder (issue 15)
+# on a file-heavy and on a read-only workload, in a tmpfs workspace
+# (/dev/shm), side by side in one run:
+#   native      the workload with no sandbox
+#   bwrap       bubblewrap with the view of workspace-write: the root read-only,
+#               the workspace writable, a fresh /dev and /proc, every namespace
+#   seccomp     sbx run -p external-sandbox -n restricted (seccomp and the
+#               network layer only: no view, no Landlock)
+#   ro          sbx run -p read-only
+#   ww          sbx run -p workspace-write
+#   recorded    sbx run -p workspace-write --record-denials
+# Workloads (FILES small files, 9000 by default):
+#   write   untar them, grep them, delete them (every file: an openat with
+#           O_CREAT, a utimensat of its directory, an unlinkat)
+#   read    grep and cat an extracted tree (no write-class call at all)
+# read-only runs the read workload only (it cannot write the workspace).
+# The variants run interleaved, ROUNDS rounds (order rotated each round), so
+# that the machine's drift falls on all of them alike; the script prints the
+# medians and each against native (issue 20's bound: ww at most 1.02), and
+# recorded/ww (issue 15's bound for the recorder: 1.02 on write, 1.00 on
+# read).  Figures, not assertions.
+#
+#   tests/bench/inside.sh [BUILD_DIR]     (default: build; ROUNDS=15, FILES=9000)
+set -eu
+build=${1:-build}
+SBX=$(realpath "${SBX:-$build/sbx}")
+export SBX_LINUX_SANDBOX_EXE=$(realpath "${SBX_LINUX_SANDBOX_EXE:-$build/codex-linux-sandbox}")
+rounds=${ROUNDS:-15}
+files=${FILES:-9000}
+command -v python3 >/dev/null || { echo "inside.sh: python3 is needed" >&2; exit 1; }
+command -v bwrap >/dev/null || { echo "inside.sh: bubblewrap (bwrap) is needed" >&2; exit 1; }
+
+ws=$(mktemp -d /dev/shm/sbx-bench-inside.XXXXXX)
+trap 'rm -rf "$ws"' EXIT
+cd "$ws"
+# The tree: 90 directories of files of 100-400 bytes, one in 50 with the needle.
+python3 - "$files" <<'PY'
+import os, sys
+n = int(sys.argv[1])
+for i in range(n):
+    d = f"src/d{i % 90:02d}"
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/f{i:05d}.txt", "w") as f:
+        f.write(("line %d of some text\n" % i) * (5 + i % 15) + ("needle\n" if i % 50 == 0 else ""))
+PY
+tar cf tree.tar -C src . && rm -rf src
+mkdir ro && tar xf tree.tar -C ro
+echo "inside.sh: $files files, $rounds rounds; load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+python3 - "$SBX" "$rounds" "$ws" <<'PY'
+import os, statistics, subprocess, sys, time
+sbx, rounds, ws = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+workloads = {
+    "write": "mkdir t && tar xf tree.tar -C t && grep -rl needle t >/dev/null && rm -rf t",
+    "read": "grep -rl needle ro >/dev/null && cat ro/*/* >/dev/null",
+}
+# The workspace after --dev: it lives in /dev/shm, which --dev replaces.
+bwrap = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", ws, ws,
+         "--unshare-all", "--die-with-parent", "--new-session", "--chdir", ws]
+variants = {
+    "native": lambda w: ["sh", "-c", w],
+    "bwrap": lambda w: bwrap + ["sh", "-c", w],
+    "seccomp": lambda w: [sbx, "run", "-p", "external-sandbox", "-n", "restricted", "--", "sh", "-c", w],
+    "ro": lambda w: [sbx, "run", "-p", "read-only", "--", "sh", "-c", w],
+    "ww": lambda w: [sbx, "run", "-p", "workspace-write", "--", "sh", "-c", w],
+    "recorded": lambda w: [sbx, "run", "-p", "workspace-write", "--record-denials", "--", "sh", "-c", w],
+}
+runs = {w: [v for v in variants if not (w == "write" and v == "ro")] for w in workloads}
+times = {(w, v): [] for w in workloads for v in runs[w]}
+for r in range(rounds + 1):  # round 0 warms up, not counted
+    for w, script in workloads.items():
+        names = runs[w]
+        order = names[r % len(names):] + names[:r % len(names)]
+        for v in order:
+            t = time.perf_counter()
+            subprocess.run(variants[v](script), cwd=ws, check=True, stdout=subprocess.DEVNULL)
+            if r > 0:
+                times[(w, v)].append((time.perf_counter() - t) * 1000.0)
+print(f"\nmedians over {rounds} interleaved rounds (ms), and each against native:")
+for w in workloads:
+    m = {v: statistics.median(times[(w, v)]) for v in runs[w]}
+    print(f"{w}:")
+    for v in runs[w]:
+        print(f"  {v:9} {m[v]:8.1f} ms  {m[v] / m['native']:6.3f}x")
+    print(f"  recorded/ww {m['recorded'] / m['ww']:.3f}")
+print(f"load after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+PY
