@@ -17,6 +17,7 @@
 #include "exec/supervisor.h"
 #include "platform/helper_status.h"
 #include "platform/plan.h"
+#include "platform/seatbelt.h"
 #include "report/denial.h"
 #include "report/fix.h"
 #include "report/report.h"
@@ -77,7 +78,12 @@ public:
         const CanonicalPolicy p = sandboxed ? policy_ : approval::lifted_policy(policy_);
         PlatformPaths paths;
         if (p.mode != Mode::DangerFullAccess && os == TargetOs::Linux) paths.linux_helper = helper();
-        return plan(p, args_.command, os, paths);
+        CommandSpec command = args_.command;
+        if (os == TargetOs::MacOs) {
+            command.terminals = inherited_terminals();
+            check_seatbelt_roots(p, system_environment());
+        }
+        return plan(p, command, os, paths);
     }
 
     // Runs the command once and analyses the outcome.

@@ -50,6 +50,11 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = SandboxKind::Linux;
         out.report_fd = kHelperStatusFd;
+    } else if (seatbelt_runs_unsandboxed(policy)) {
+        // external-sandbox with a full network: nothing for Seatbelt to add,
+        // and a nested sandbox-exec fails inside the outer sandbox (Codex).
+        out.argv = command.argv;
+        out.sandbox = SandboxKind::None;
     } else {
         // Seatbelt has no private network: "limited" would reach the host's
         // localhost, which the policy forbids.  Refuse rather than run weaker.
@@ -57,7 +62,7 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
             throw Error(
                 "--network: limited cannot be enforced on macOS (Seatbelt has no private loopback; the "
                 "host's localhost would be reachable); use -n restricted or -n full");
-        out.argv = seatbelt_argv(policy, command.argv, paths.sandbox_exec);
+        out.argv = seatbelt_argv(policy, command.argv, paths.sandbox_exec, SeatbeltContext{command.terminals});
         out.sandbox = SandboxKind::MacosSeatbelt;
     }
     // The markers come last so that --env cannot forge them.

@@ -23,6 +23,9 @@ struct CommandSpec {
     bool clear_env = false;                      // --clear-env
     StdinMode stdin_mode = StdinMode::Inherit;
     bool record_denials = false;  // --record-denials (the helper's recorder)
+    // macOS: the terminal devices the command inherits (Seatbelt opens them
+    // by name; see SeatbeltContext).
+    std::vector<std::string> terminals;
 };
 
 // Where the platform's sandbox programs live.

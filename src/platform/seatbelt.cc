@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "seatbelt_base.h"  // generated from macos/*.sbpl by meson
 
@@ -39,6 +40,10 @@ void check_path(const std::string& path, std::string_view what) {
 void check_sandboxed(const CanonicalPolicy& policy) {
     if (policy.mode == Mode::DangerFullAccess)
         throw Error("seatbelt: danger-full-access runs without a sandbox, so it has no Seatbelt profile");
+    if (seatbelt_runs_unsandboxed(policy))
+        throw Error(
+            "seatbelt: external-sandbox with a full network runs without sandbox-exec on macOS (nothing is left "
+            "to restrict), so it has no Seatbelt profile");
 }
 
 // Equal depth: read, then write, then deny, so that with Seatbelt's "last
@@ -70,10 +75,11 @@ struct Param {
 struct FilePlan {
     bool external = false;  // external-sandbox: the filesystem is left alone
     bool reads_root = true;
-    std::vector<PathRule> rules;        // in profile order: shallow to deep
-    std::vector<std::string> fixed;     // params: directories not writable as a name
-    std::vector<std::string> traverse;  // params: directories whose metadata is readable
-    std::vector<std::string> globs;     // params: regexes of deny globs
+    std::vector<PathRule> rules;         // in profile order: shallow to deep
+    std::vector<std::string> fixed;      // params: directories not writable as a name
+    std::vector<std::string> traverse;   // params: directories whose metadata is readable
+    std::vector<std::string> globs;      // params: regexes of deny globs
+    std::vector<std::string> terminals;  // params: the inherited terminal devices
     std::vector<Param> params;
 };
 
@@ -210,11 +216,11 @@ std::optional<std::string> glob_regex(std::string_view pattern) {
 
 // ---------------------------------------------------------------------------
 
-FilePlan plan_files(const CanonicalPolicy& policy) {
+FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& context) {
     check_sandboxed(policy);
     FilePlan plan;
     if (policy.mode == Mode::ExternalSandbox) {
-        plan.external = true;
+        plan.external = true;  // (allow default): the terminals need no rule
         return plan;
     }
     // "/" readable: it decides its own path as a read or write entry.  (From
@@ -351,6 +357,19 @@ FilePlan plan_files(const CanonicalPolicy& policy) {
         plan.traverse.push_back(fmt::format("TRAVERSE_{}", plan.traverse.size()));
         plan.params.push_back({plan.traverse.back(), dir});
     }
+
+    // The terminal devices the command inherits, each once; /dev/tty has its
+    // own rule in the base policy.
+    std::vector<std::string> terminals;
+    for (const std::string& t : context.terminals) {
+        check_path(t, "terminal");
+        if (t != "/dev/tty" && std::find(terminals.begin(), terminals.end(), t) == terminals.end())
+            terminals.push_back(t);
+    }
+    for (const std::string& t : terminals) {
+        plan.terminals.push_back(fmt::format("TERMINAL_{}", plan.terminals.size()));
+        plan.params.push_back({plan.terminals.back(), t});
+    }
     return plan;
 }
 
@@ -396,13 +415,6 @@ void append_multi(std::string& out, std::string_view head, const std::vector<std
 }
 
 void append_file_rules(std::string& out, const FilePlan& plan) {
-    if (plan.external) {
-        out +=
-            "; Filesystem: external-sandbox leaves the filesystem to the sandbox around sbx;\n"
-            "; every file operation is allowed here.\n"
-            "(allow file*)\n\n";
-        return;
-    }
     if (!plan.reads_root) {
         out += seatbelt_files::restricted_read;
         if (!out.empty() && out.back() != '\n') out += '\n';
@@ -433,33 +445,83 @@ void append_file_rules(std::string& out, const FilePlan& plan) {
             if (p.name == name) return p.value;
         return std::string();
     };
-    if (!plan.fixed.empty()) {
+    // One section: its comment, the parameters with their values, one rule.
+    auto section = [&](std::string_view comment, const std::vector<std::string>& params, std::string_view head,
+                       std::string_view kind) {
+        if (params.empty()) return;
+        out += comment;
+        for (const std::string& p : params) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
+        append_multi(out, head, params, kind);
+    };
+    section(
+        "; Renames: the writable directories that lead to a read-only or denied path\n"
+        "; (a writable root and the directories above such a path) cannot be renamed\n"
+        "; or removed, so that no rename moves that path away from the name its rule\n"
+        "; holds (mv project /tmp/p, then write /tmp/p/.git/hooks/x).  Only unlink\n"
+        "; is denied, as in Codex: the directory itself stays writable otherwise\n"
+        "; (touch ., chmod, tar x of a ./ entry, rsync -a src/ .).\n",
+        plan.fixed, "(deny file-write-unlink", "literal");
+    section(
+        "; Traversal: the directories on the way to a readable or writable entry\n"
+        "; that are not readable themselves give their metadata only (stat,\n"
+        "; getattrlist for realpath and getcwd), never their listing.\n",
+        plan.traverse, "(allow file-read-metadata", "literal");
+    section(
+        "; Deny globs, last so that they beat every entry: each pattern as an anchored\n"
+        "; regex ('*', '?' and [..] within a component, '**' across components, a\n"
+        "; matched directory with everything below it).  Unlike on Linux, where the\n"
+        "; pattern is expanded once at start, a file created later that matches is\n"
+        "; denied too, and no matching name can be created.\n",
+        plan.globs, "(deny file-read* file-map-executable file-write* file-test-existence", "regex");
+    section(
+        "; The terminal the command inherited (the device of sbx's stdin, stdout or\n"
+        "; stderr): reads, writes and termios ioctls (line editing, the window size,\n"
+        "; job control), as /dev/tty in the base policy.  Other terminals of the user\n"
+        "; stay closed; TIOCSTI is denied by the last rule.\n",
+        plan.terminals, "(allow file-read-data file-write-data file-ioctl", "literal");
+}
+
+// Last in every profile, so that no rule above reopens it: TIOCSTI pushes
+// characters into a terminal's input, where the user's shell would run them
+// after sbx exits.  macOS allows it only on the caller's controlling terminal,
+// which is the user's (sbx keeps the command in the terminal's session for
+// job control), so it is denied by name.  Codex ends the profile of its debug
+// sandbox with the same rule (codex-rs/cli/src/debug_sandbox.rs).
+constexpr std::string_view kNoTiocsti =
+    "\n; Last: no TIOCSTI on any terminal (it would type into the user's shell).\n"
+    "(deny file-ioctl (ioctl-command TIOCSTI))\n";
+
+// external-sandbox with a restricted or limited network: Codex's network-only
+// profile (codex-rs/sandboxing/src/seatbelt/network_only.rs): everything is
+// allowed but IP and UNIX-socket connects, binds and accepts; "limited" keeps
+// loopback, as Codex's allow_local_binding does.
+std::string external_profile(const CanonicalPolicy& policy) {
+    std::string out = fmt::format(
+        "(version 1)\n"
+        "; sbx: mode external-sandbox, network {}.  The sandbox around sbx confines files\n"
+        "; and processes; this profile, as Codex's network-only one\n"
+        "; (codex-rs/sandboxing/src/seatbelt/network_only.rs), only takes the network away.\n"
+        "(allow default)\n",
+        to_string(policy.network));
+    if (policy.network == Network::Limited) {
         out +=
-            "; Renames: the writable directories that lead to a read-only or denied path\n"
-            "; keep their names (their contents stay writable), so that no rename moves\n"
-            "; that path away from the name its rule holds (mv project /tmp/p, then\n"
-            "; write /tmp/p/.git/hooks/x).\n";
-        for (const std::string& p : plan.fixed) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
-        append_multi(out, "(deny file-write*", plan.fixed, "literal");
-    }
-    if (!plan.traverse.empty()) {
+            "; IP: loopback only (the host's: macOS has no private one).\n"
+            "(deny network-outbound (require-all (remote ip \"*:*\") (require-not (remote ip \"localhost:*\"))))\n"
+            "(deny network-bind (require-all (local ip \"*:*\") (require-not (local ip \"localhost:*\"))))\n"
+            "(deny network-inbound (require-all (local ip \"*:*\") (require-not (local ip \"localhost:*\"))))\n";
+    } else {
         out +=
-            "; Traversal: the directories on the way to a readable or writable entry\n"
-            "; that are not readable themselves give their metadata only (stat,\n"
-            "; getattrlist for realpath and getcwd), never their listing.\n";
-        for (const std::string& p : plan.traverse) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
-        append_multi(out, "(allow file-read-metadata", plan.traverse, "literal");
+            "; IP: no connect, bind or accept on any address.\n"
+            "(deny network-outbound (remote ip \"*:*\"))\n"
+            "(deny network-bind (local ip \"*:*\"))\n"
+            "(deny network-inbound (local ip \"*:*\"))\n";
     }
-    if (!plan.globs.empty()) {
-        out +=
-            "; Deny globs, last so that they beat every entry: each pattern as an anchored\n"
-            "; regex ('*', '?' and [..] within a component, '**' across components, a\n"
-            "; matched directory with everything below it).  Unlike on Linux, where the\n"
-            "; pattern is expanded once at start, a file created later that matches is\n"
-            "; denied too, and no matching name can be created.\n";
-        for (const std::string& p : plan.globs) out += fmt::format(";   {} = {}\n", p, sbpl_quote(value_of(p)));
-        append_multi(out, "(deny file-read* file-map-executable file-write* file-test-existence", plan.globs, "regex");
-    }
+    out +=
+        "; UNIX sockets by path (the resolver, docker.sock, the host's daemons).\n"
+        "(deny network-outbound (remote unix-socket))\n"
+        "(deny network-bind (local unix-socket))\n";
+    out += kNoTiocsti;
+    return out;
 }
 
 }  // namespace
@@ -481,8 +543,42 @@ std::string sbpl_quote(std::string_view text) {
     return out;
 }
 
-std::string seatbelt_profile(const CanonicalPolicy& policy) {
-    const FilePlan plan = plan_files(policy);
+bool seatbelt_runs_unsandboxed(const CanonicalPolicy& policy) {
+    return policy.mode == Mode::ExternalSandbox && policy.network == Network::Full;
+}
+
+void check_seatbelt_roots(const CanonicalPolicy& policy, const Environment& env) {
+    if (policy.mode != Mode::WorkspaceWrite) return;
+    for (const WritableRoot& w : policy.writable) {
+        if (w.path == "/dev/null" || !env.is_directory(w.path)) continue;
+        for (const std::string& name : policy.protected_names) {
+            const std::string path = join_path(w.path, name);
+            const std::optional<std::string> target = env.readlink(path);
+            if (!target) continue;
+            throw Error(fmt::format(
+                "{} is a symlink (to {}) in the writable root {}; on macOS sbx refuses a protected name that is "
+                "a symlink, as Codex does (Seatbelt would protect whatever it names now, and an earlier run may "
+                "have planted it): replace the link with the real directory, or lift the name with --unprotect {}",
+                path, *target, w.path, name));
+        }
+    }
+}
+
+std::vector<std::string> inherited_terminals() {
+    std::vector<std::string> out;
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::isatty(fd) != 1) continue;
+        std::array<char, 256> name{};
+        if (::ttyname_r(fd, name.data(), name.size()) != 0) continue;
+        const std::string t(name.data());
+        if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+    return out;
+}
+
+std::string seatbelt_profile(const CanonicalPolicy& policy, const SeatbeltContext& context) {
+    const FilePlan plan = plan_files(policy, context);
+    if (plan.external) return external_profile(policy);
     std::string out(seatbelt_files::base);
     if (!out.empty() && out.back() != '\n') out += '\n';
     out += fmt::format("\n; ---- Generated by sbx from the canonical policy: mode {}, network {} ----\n\n",
@@ -490,23 +586,24 @@ std::string seatbelt_profile(const CanonicalPolicy& policy) {
     append_file_rules(out, plan);
     out += network_rules(policy.network);
     if (!out.empty() && out.back() != '\n') out += '\n';
+    out += kNoTiocsti;
     return out;
 }
 
-std::vector<std::string> seatbelt_parameters(const CanonicalPolicy& policy) {
+std::vector<std::string> seatbelt_parameters(const CanonicalPolicy& policy, const SeatbeltContext& context) {
     std::vector<std::string> params;
-    for (const Param& p : plan_files(policy).params) params.push_back(fmt::format("-D{}={}", p.name, p.value));
+    for (const Param& p : plan_files(policy, context).params) params.push_back(fmt::format("-D{}={}", p.name, p.value));
     return params;
 }
 
 std::vector<std::string> seatbelt_argv(const CanonicalPolicy& policy, const std::vector<std::string>& command,
-                                       const std::string& sandbox_exec) {
+                                       const std::string& sandbox_exec, const SeatbeltContext& context) {
     if (sandbox_exec.empty() || sandbox_exec.front() != '/')
         throw Error(fmt::format("seatbelt: sandbox-exec path '{}' is not absolute; sbx never looks it up in PATH",
                                 sandbox_exec));
     if (command.empty()) throw Error("seatbelt: no command to run");
-    std::vector<std::string> argv{sandbox_exec, "-p", seatbelt_profile(policy)};
-    for (std::string& p : seatbelt_parameters(policy)) argv.push_back(std::move(p));
+    std::vector<std::string> argv{sandbox_exec, "-p", seatbelt_profile(policy, context)};
+    for (std::string& p : seatbelt_parameters(policy, context)) argv.push_back(std::move(p));
     argv.emplace_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
