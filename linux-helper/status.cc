@@ -16,6 +16,10 @@
 namespace sbx::helper {
 namespace {
 
+// A path or argv that is not UTF-8 (an exec of /tmp/\xff) is reported with
+// U+FFFD in its place rather than aborting the helper (JSON holds UTF-8 only).
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+
 struct Found {
     std::string path;
     mode_t mode = 0;
@@ -56,7 +60,7 @@ void Status::error(const std::exception& e) const {
         detail["reason"] = step->reason;
         if (!step->fix.empty()) detail["fix"] = step->fix;
     }
-    emit(nlohmann::json{{"error", detail}}.dump(), e.what());
+    emit(nlohmann::json{{"error", detail}}.dump(-1, ' ', false, kReplace), e.what());
 }
 
 void Status::exec_failed(char* const* argv, int err) const {
@@ -66,14 +70,15 @@ void Status::exec_failed(char* const* argv, int err) const {
         detail["path"] = found->path;
         detail["mode"] = found->mode;
     }
-    emit(nlohmann::json{{"exec_error", detail}}.dump(), "exec " + argv0 + ": " + std::strerror(err));
+    emit(nlohmann::json{{"exec_error", detail}}.dump(-1, ' ', false, kReplace),
+         "exec " + argv0 + ": " + std::strerror(err));
 }
 
 void Status::not_enforced(std::string_view reason, const std::vector<std::string>& items) const {
     std::string text = "note: ";
     text.append(reason).append("; not enforced: ");
     for (std::size_t i = 0; i < items.size(); ++i) text.append(i ? ", " : "").append(items[i]);
-    emit(nlohmann::json{{"not_enforced", {{"reason", reason}, {"items", items}}}}.dump(), text);
+    emit(nlohmann::json{{"not_enforced", {{"reason", reason}, {"items", items}}}}.dump(-1, ' ', false, kReplace), text);
 }
 
 std::size_t Status::denied(std::string_view op, std::string_view path, std::string_view address, long pid,
@@ -81,8 +86,7 @@ std::size_t Status::denied(std::string_view op, std::string_view path, std::stri
     nlohmann::json detail{{"op", op}, {"pid", pid}, {"program", program}};
     if (!path.empty()) detail["path"] = path;
     if (!address.empty()) detail["address"] = address;
-    const std::string line =
-        nlohmann::json{{"denied", detail}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string line = nlohmann::json{{"denied", detail}}.dump(-1, ' ', false, kReplace);
     std::string text = "denied ";
     text.append(op).append(" ").append(path.empty() ? address : path);
     emit(line, text);

@@ -536,7 +536,77 @@ FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
     return {best->access, best};
 }
 
+namespace {
+
+// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), the only text JSON strings hold.
+bool valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        std::size_t n = 0;
+        unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+        if (b < 0x80) n = 0;
+        else if (b >= 0xC2 && b <= 0xDF) n = 1;
+        else if (b >= 0xE0 && b <= 0xEF) n = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+        else if (b >= 0xF0 && b <= 0xF4) n = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+        else return false;
+        if (i + n >= s.size() && n > 0) return false;
+        for (std::size_t k = 1; k <= n; ++k) {
+            const auto c = static_cast<unsigned char>(s[i + k]);
+            if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return false;
+        }
+        i += n + 1;
+    }
+    return true;
+}
+
+// A path for an error line: bytes outside printable ASCII as \xHH.
+std::string escaped_bytes(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        const auto b = static_cast<unsigned char>(c);
+        out += b < 0x20 || b >= 0x7f ? fmt::format("\\x{:02X}", b) : std::string(1, c);
+    }
+    return out;
+}
+
+// Every path of a resolved policy is valid UTF-8: the policy reaches the
+// helper (and Codex's protocol) as JSON, and results carry it, and JSON
+// strings hold UTF-8 only.  A path that is not is refused, never altered.
+void check_utf8_paths(const CanonicalPolicy& p) {
+    auto check = [](const std::string& path, std::string_view what) {
+        if (valid_utf8(path)) return;
+        throw Error(fmt::format(
+            "{}: the path {} is not valid UTF-8; sbx passes the policy to its helper and reports results as JSON, "
+            "which holds UTF-8 only: rename it, or leave it out of the policy",
+            escaped_bytes(what), escaped_bytes(path)));
+    };
+    check(p.workspace, "workspace (--cwd or the current directory)");
+    for (const ResolvedEntry& e : p.resolved) {
+        check(e.given, e.rule);
+        check(e.path, e.rule);
+    }
+    for (const WritableRoot& w : p.writable) {
+        check(w.path, "writable root");
+        for (const std::string& pp : w.protected_paths) check(pp, "protected path");
+    }
+    for (const std::string& r : p.readable) check(r, "readable path");
+    for (const std::string& d : p.denied) check(d, "denied path");
+}
+
+CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env);
+
+}  // namespace
+
 CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
+    CanonicalPolicy p = resolve_unchecked(given, env);
+    check_utf8_paths(p);
+    return p;
+}
+
+namespace {
+
+CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env) {
     if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
     const PolicyInput in = with_home_expanded(given, env);
 
@@ -754,6 +824,8 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
     }
     return p;
 }
+
+}  // namespace
 
 std::string to_text(const CanonicalPolicy& p) {
     std::string out;

@@ -218,6 +218,28 @@ else
     skip "a root this user may not make is refused" "not root"
 fi
 
+# A path that is not UTF-8 cannot travel in the policy's JSON: one clear
+# refusal before anything runs, for a -w root (existing or to be made), the
+# workspace and an entry; the bytes come back as \xHH.  A command argument
+# that is not UTF-8 is only bytes to pass on, and runs.
+bad=$'\xff'
+mkdir -p "$ws/latin-$bad"
+is "a -w root that is not UTF-8 is refused" \
+    "125 sbx: write $ws/latin-\\xFF (--writable-root): the path $ws/latin-\\xFF is not valid UTF-8; sbx passes the policy to its helper and reports results as JSON, which holds UTF-8 only: rename it, or leave it out of the policy" \
+    "$(answer "$SBX" run -p workspace-write -w "$ws/latin-$bad" -- touch "$ws/latin-$bad/made")"
+not_ok "nothing ran under the refused -w root" test -e "$ws/latin-$bad/made"
+refuses "a -w root to be made that is not UTF-8 is refused" "is not valid UTF-8" \
+    "$SBX" run -p workspace-write -w "$ws/new-$bad" -- true
+not_ok "the refused root was not made" test -e "$ws/new-$bad"
+refuses "a workspace that is not UTF-8 is refused" "workspace (--cwd or the current directory): the path $ws/latin-\\xFF is not valid UTF-8" \
+    "$SBX" run -p workspace-write --cwd "$ws/latin-$bad" -- true
+refuses "a --deny path that is not UTF-8 is refused" "is not valid UTF-8" "$SBX" run --deny "$ws/latin-$bad" -- true
+refuses "sbx policy refuses it too" "is not valid UTF-8" "$SBX" policy --json -p workspace-write -w "$ws/latin-$bad"
+is "a command argument that is not UTF-8 runs, its bytes unchanged" "61ff62" \
+    "$("$SBX" run -- printf 'a%sb' "$bad" | od -An -tx1 | tr -d ' \n')"
+is "exec of a path that is not UTF-8 fails as a command, not as sbx" 126 \
+    "$("$SBX" run -- "$ws/latin-$bad" 2>/dev/null; echo $?)"
+
 # The README's install line and CI's package list agree.
 readme_pkgs=$(grep -o 'apt-get install -y [^&]*' "$src/README.md" | head -n 1 | sed 's/apt-get install -y //' | tr ' ' '\n' | grep -v '^$' | sort | xargs)
 ci_pkgs=$(sed -n 's/^packages="\(.*\)"$/\1/p' "$src/.ci/run" | tr ' ' '\n' | sort | xargs)

@@ -121,6 +121,34 @@ TEST_CASE("workspace-write: protected names at the top of every writable root, e
     CHECK(protected_of(p, "/dev/null").empty());
 }
 
+TEST_CASE("a path that is not UTF-8 is refused, whatever names it (the policy travels as JSON)") {
+    auto refusal = [](const std::string& name, const std::string& cwd = "/work/repo") -> std::string {
+        FakeFs fs = machine();
+        fs.dir("/work/" + name);
+        PolicyInput in = input(Mode::WorkspaceWrite);
+        if (cwd == "/work/repo") in.writable_roots = {{"/work/" + name, "--writable-root"}};
+        try {
+            (void)resolve(in, fs.env(cwd));
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "";
+    };
+    CHECK(refusal("latin-\xff") ==
+          "write /work/latin-\\xFF (--writable-root): the path /work/latin-\\xFF is not valid UTF-8; sbx passes the "
+          "policy to its helper and reports results as JSON, which holds UTF-8 only: rename it, or leave it out of "
+          "the policy");
+    for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80", "\x80", "x\xf0\x9f\x98"}) {
+        CAPTURE(bad);
+        CHECK(refusal(bad).find("is not valid UTF-8") != std::string::npos);
+    }
+    for (const char* good : {"caf\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x93\x81", "\xef\xbf\xbd", "plain"}) {
+        CAPTURE(good);
+        CHECK(refusal(good).empty());
+    }
+    CHECK(refusal("ws-\xfe", "/work/ws-\xfe").starts_with("workspace (--cwd or the current directory): the path"));
+}
+
 TEST_CASE("a .git file's gitdir: target is protected too, resolved") {
     FakeFs fs = machine();
     fs.dir("/work/main-repo/.git/worktrees/wt").dir("/work/wt");
