@@ -43,7 +43,8 @@ void check_sandboxed(const CanonicalPolicy& policy) {
     if (seatbelt_runs_unsandboxed(policy))
         throw Error(
             "seatbelt: external-sandbox with a full network runs without sandbox-exec on macOS (nothing is left "
-            "to restrict), so it has no Seatbelt profile");
+            "to restrict), so it has no Seatbelt profile; sbx run runs the command as it is, or use -n restricted for "
+            "a network-only profile");
 }
 
 // Equal depth: read, then write, then deny, so that with Seatbelt's "last
