@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include "util/utf8.h"
+
 namespace sbx {
 
 namespace {
@@ -537,28 +539,6 @@ FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
 }
 
 namespace {
-
-// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), the only text JSON strings hold.
-bool valid_utf8(std::string_view s) {
-    for (std::size_t i = 0; i < s.size();) {
-        const auto b = static_cast<unsigned char>(s[i]);
-        std::size_t n = 0;
-        unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-        if (b < 0x80) n = 0;
-        else if (b >= 0xC2 && b <= 0xDF) n = 1;
-        else if (b >= 0xE0 && b <= 0xEF) n = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
-        else if (b >= 0xF0 && b <= 0xF4) n = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
-        else return false;
-        if (i + n >= s.size() && n > 0) return false;
-        for (std::size_t k = 1; k <= n; ++k) {
-            const auto c = static_cast<unsigned char>(s[i + k]);
-            if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return false;
-        }
-        i += n + 1;
-    }
-    return true;
-}
 
 // A path for an error line: bytes outside printable ASCII as \xHH.
 std::string escaped_bytes(std::string_view s) {
