@@ -23,6 +23,7 @@
 
 #include <fmt/core.h>
 
+#include "seccomp_rules.h"
 #include "util.h"
 #include "util/path.h"
 #include "walk.h"
@@ -198,6 +199,42 @@ FileCall file_call(const seccomp_data& d) {
     }
 }
 
+// A socket address of the caller's (connect, sendto, bind): its family and,
+// for AF_INET and AF_INET6, "1.2.3.4:443" / "[::1]:53".
+struct SocketAddress {
+    sa_family_t family = AF_UNSPEC;
+    std::string text;
+};
+
+SocketAddress read_address(pid_t pid, std::uint64_t user_address, std::uint64_t user_length) {
+    const auto length = static_cast<std::size_t>(static_cast<int>(user_length));
+    sockaddr_storage address{};
+    if (length == 0 || length > sizeof address) return {};
+    iovec local{&address, length};
+    iovec remote{reinterpret_cast<void*>(user_address), length};
+    if (::process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(length)) return {};
+    return {address.ss_family, inet_address(address, length)};
+}
+
+// The name of one of the filter's fixed refusals (seccomp_rules.h), as
+// recorded: "ptrace", "mount", "ioctl TIOCSTI", "bind"; "" for another call.
+std::string refused_call(const seccomp_data& d) {
+    switch (d.nr) {
+        case SYS_bind: return "bind";
+        case SYS_listen: return "listen";
+        case SYS_accept:
+        case SYS_accept4: return "accept";
+        case SYS_ioctl:
+            for (const auto& ioctl : kDeniedIoctls)
+                if ((d.args[1] & 0xffffffffULL) == ioctl.request) return std::string("ioctl ") + ioctl.name;
+            return {};
+        default:
+            for (const Named& call : kAlwaysDenied)
+                if (call.nr == static_cast<int>(d.nr)) return call.name;
+            return {};
+    }
+}
+
 // The caller's path argument, absolute (a relative one joined to its dirfd's
 // directory or its cwd) and normalised; nullopt where it cannot be read.
 std::optional<std::string> absolute_path_arg(pid_t pid, const seccomp_data& d, const PathArg& arg) {
@@ -294,7 +331,7 @@ void Recorder::exec_op(const std::string& path, pid_t pid) {
     record({"exec", real, {}, pid, comm_of(pid)});
 }
 
-void Recorder::net_op(const std::string& op, const std::string& address, pid_t pid) {
+void Recorder::call_op(const std::string& op, const std::string& address, pid_t pid) {
     record({op, {}, address, pid, comm_of(pid)});
 }
 
@@ -359,20 +396,18 @@ void NotificationServer::observe(const seccomp_notif& request) {
 
     if (d.nr == SYS_connect || d.nr == SYS_sendto) {
         // Network restricted: recorded with the destination, always refused.
-        const std::uint64_t user_address = d.nr == SYS_connect ? d.args[1] : d.args[4];
-        const auto length = static_cast<std::size_t>(static_cast<int>(d.nr == SYS_connect ? d.args[2] : d.args[5]));
-        sockaddr_storage address{};
-        std::string text;
-        if (length > 0 && length <= sizeof address) {
-            iovec local{&address, length};
-            iovec remote{reinterpret_cast<void*>(user_address), length};
-            if (::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(length) && valid())
-                text = inet_address(address, length);
-        }
+        const SocketAddress to =
+            read_address(pid, d.args[d.nr == SYS_connect ? 1 : 4], d.args[d.nr == SYS_connect ? 2 : 5]);
         // Recorded while the caller waits, so that its program name can still be read.
-        if (!text.empty()) recorder_->net_op("connect", text, pid);
-        answer(address.ss_family == AF_UNIX ? EPERM : ECONNREFUSED, 0);
+        if (!to.text.empty() && valid()) recorder_->call_op("connect", to.text, pid);
+        answer(to.family == AF_UNIX ? EPERM : ECONNREFUSED, 0);
         return;
+    }
+    if (const std::string name = refused_call(d); !name.empty()) {
+        // One of the filter's fixed refusals, told to the recorder to be named.
+        const SocketAddress at = d.nr == SYS_bind ? read_address(pid, d.args[1], d.args[2]) : SocketAddress{};
+        if (valid()) recorder_->call_op(name, at.text, pid);
+        return answer(EPERM, 0);
     }
 
     const FileCall call = file_call(d);

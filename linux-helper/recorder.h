@@ -11,11 +11,15 @@
 //   pointer argument: between the moment pid 1 reads the path and the moment
 //   the kernel reads it, another thread of the command (or a process sharing
 //   the memory) may rewrite it (TOCTOU).  So a path read here is only ever a
-//   record, never a permission.  The one answer that is not CONTINUE is a
-//   refusal (EPERM) of a mode with the setuid or setgid bit, which the BPF
-//   program refuses anyway: should libseccomp order an overlapping rule the
-//   other way, the recorder still fails closed.  Network notifications
-//   (restricted) are always answered with an error, never CONTINUE.
+//   record, never a permission.  The answers that are not CONTINUE are
+//   refusals: EPERM for a mode with the setuid or setgid bit, which the BPF
+//   program refuses anyway (should libseccomp order an overlapping rule the
+//   other way, the recorder still fails closed); EPERM for the filter's fixed
+//   refusals (seccomp_rules.h: ptrace, the mount family, io_uring, the
+//   keyrings, the terminal ioctls; and bind, listen, accept under
+//   restricted), which the recorded filters send here instead of refusing in
+//   BPF, so that they can be named (no answer leaves them refused too:
+//   ENOSYS); and the network's (restricted): never CONTINUE.
 // - What notifies: the BPF program (seccomp_gen.cc, the "recorded" filters)
 //   sends open/openat only with O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or
 //   O_TMPFILE (tested in BPF: a read never leaves the kernel), creat,
@@ -133,8 +137,9 @@ public:
     // open_existing: a create that opens the file if it exists (O_CREAT
     // without O_EXCL).
     void file_op(const std::string& op, const std::string& path, pid_t pid, bool open_existing = false);
-    // A network operation refused by the filter's design (restricted).
-    void net_op(const std::string& op, const std::string& address, pid_t pid);
+    // A call the filter refuses whatever its path (a connect under
+    // restricted, ptrace, mount, bind, ioctl TIOCSTI), with its address if any.
+    void call_op(const std::string& op, const std::string& address, pid_t pid);
     // An execve of the lexically absolute `path`.
     void exec_op(const std::string& path, pid_t pid);
     bool records_files() const { return files_; }

@@ -29,6 +29,7 @@
 
 #include <seccomp.h>
 
+#include "seccomp_rules.h"
 #include "util.h"
 
 #ifndef AF_VSOCK
@@ -36,6 +37,10 @@
 #endif
 
 namespace {
+
+using sbx::helper::kAlwaysDenied;
+using sbx::helper::kDeniedIoctls;
+using sbx::helper::Named;
 
 // The helper's own error form: "seccomp-gen: <what>: <strerror>".
 [[noreturn]] void fail(std::string_view what, int err) { sbx::helper::fail_errno("seccomp-gen", what, {}, err); }
@@ -49,69 +54,12 @@ constexpr std::uint32_t kDeny = SCMP_ACT_ERRNO(EPERM);
 constexpr std::uint64_t kLow32 = 0xffffffffULL;
 constexpr std::uint64_t kSockTypeMask = 0xf;  // SOCK_TYPE_MASK in the kernel
 
-// The syscalls that touch another process, io_uring (whose requests bypass
-// every syscall rule), the mount family and the keyrings.  The newer calls are
-// named by number: the C library's headers may predate them.
-struct Named {
-    const char* name;
-    int nr;
-};
-constexpr Named kAlwaysDenied[] = {
-    {"ptrace", SYS_ptrace},
-    {"process_vm_readv", SYS_process_vm_readv},
-    {"process_vm_writev", SYS_process_vm_writev},
-    {"pidfd_getfd", 438},
-    {"io_uring_setup", 425},
-    {"io_uring_enter", 426},
-    {"io_uring_register", 427},
-    {"mount", SYS_mount},
-    {"umount2", SYS_umount2},
-    {"pivot_root", SYS_pivot_root},
-    {"open_tree", 428},
-    {"move_mount", 429},
-    {"fsopen", 430},
-    {"fsconfig", 431},
-    {"fsmount", 432},
-    {"fspick", 433},
-    {"mount_setattr", 442},
-    {"open_tree_attr", 467},
-    // The kernel keyrings are not namespaced by the mount or pid namespace:
-    // as root (no user namespace) the command would share root's user
-    // keyring with the host, read its keys and leave keys behind.
-    {"add_key", SYS_add_key},
-    {"request_key", SYS_request_key},
-    {"keyctl", SYS_keyctl},
-};
 static_assert(sizeof(void*) == 8 && SYS_getpid == 39, "the syscall numbers above are x86_64's");
 
 void add(const Ctx& ctx, std::uint32_t action, const Named& call, std::initializer_list<scmp_arg_cmp> cmps = {}) {
     int rc = seccomp_rule_add_exact_array(ctx.get(), action, call.nr, static_cast<unsigned>(cmps.size()), cmps.begin());
     if (rc < 0) fail(std::string("cannot add the rule for ") + call.name, -rc);
 }
-
-// Terminal ioctls that change the terminal for other processes or leave a
-// change behind after sbx exits, and that ordinary sandboxed programs do not
-// need.  The inherited terminal is the user's own: a command run in the
-// background of an interactive shell could otherwise inject input (TIOCSTI),
-// send SIGWINCH to the outside foreground job (TIOCSWINSZ), switch the
-// terminal to another line discipline (TIOCSETD), suspend its output
-// (TCXONC with TCOOFF), lock others out of it (TIOCEXCL), redirect the
-// console to it (TIOCCONS), make it its controlling terminal (TIOCSCTTY),
-// hang it up (TIOCVHANGUP), lock its settings (TIOCSLCKTRMIOS) or change
-// the serial line (TIOCSSERIAL).  They are refused on every descriptor, so
-// also on a pseudo-terminal the command opens itself (none can be opened in
-// the sandbox today; were that to change, programs that host others on a pty
-// of their own, such as script, tmux or pexpect, would need TIOCSWINSZ and
-// TIOCSCTTY on it).
-// Deliberately still allowed: termios (TCSETS*) and TIOCSPGRP, which
-// full-screen programs and interactive shells inside need.  A background
-// sandboxed job that ignores SIGTTOU can therefore still change termios or
-// take the foreground, like any background job; the later fix is a terminal
-// of the sandbox's own.
-constexpr unsigned long kDeniedIoctls[] = {
-    TIOCSTI,  TIOCLINUX, TIOCSETD,    TIOCSWINSZ,     TIOCEXCL, TIOCNXCL,
-    TIOCCONS, TIOCSCTTY, TIOCVHANGUP, TIOCSLCKTRMIOS, TCXONC,   TIOCSSERIAL,
-};
 
 // No file may leave the sandbox with the setuid or setgid bit (SPEC section
 // 5): every call that sets a file's mode is refused when the mode has
@@ -216,13 +164,17 @@ Ctx build(Network network, bool record, bool watch_network) {
     rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
     if (rc < 0) fail("cannot ask for a binary-tree filter", -rc);
 
-    for (const Named& call : kAlwaysDenied) add(ctx, kDeny, call);
+    // The fixed refusals: with the recorder, pid 1 is told of each and
+    // answers EPERM itself (recorder.h), so that it can be named; should pid 1
+    // be gone, the call fails with ENOSYS instead: refused all the same.
+    const std::uint32_t refused = record ? SCMP_ACT_NOTIFY : kDeny;
+    for (const Named& call : kAlwaysDenied) add(ctx, refused, call);
 
     const Named ioctl_call{"ioctl", SYS_ioctl};
     // The kernel compares the request as an unsigned int: mask the upper half
     // or TIOCSTI|1<<32 gets through.
-    for (unsigned long request : kDeniedIoctls)
-        add(ctx, kDeny, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, request)});
+    for (const auto& ioctl : kDeniedIoctls)
+        add(ctx, refused, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, ioctl.request)});
 
     deny_setid_modes(ctx, record);
     // openat2 carries its flags and mode in a struct open_how that BPF cannot
@@ -255,7 +207,7 @@ Ctx build(Network network, bool record, bool watch_network) {
             }
             for (Named call : {Named{"bind", SYS_bind}, Named{"listen", SYS_listen}, Named{"accept", SYS_accept},
                                Named{"accept4", SYS_accept4}})
-                add(ctx, kDeny, call);
+                add(ctx, refused, call);
             // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
             add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
             deny_unix_datagrams(ctx, socketpair_call);

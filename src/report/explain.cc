@@ -86,7 +86,9 @@ std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>
 std::optional<Verdict> verdict(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
     try {
         const Access access = access_of(d);
-        return check_access(p, access, access == Access::Connect ? d.address : join_path(env.cwd, d.path), env);
+        // A server's bind, listen or accept with no address: on the sandbox's loopback.
+        const std::string address = d.address.empty() && is_serving(d.operation) ? "127.0.0.1:0" : d.address;
+        return check_access(p, access, access == Access::Connect ? address : join_path(env.cwd, d.path), env);
     } catch (const Error&) {
         return std::nullopt;
     }

@@ -21,8 +21,8 @@ bool is_write(const std::string& op) {
 }
 
 bool is_network(const Denial& d) {
-    return !d.address.empty() || d.operation.starts_with("net.") || d.operation == "connect" || d.operation == "bind" ||
-           d.operation == "socket";
+    return !d.address.empty() || d.operation.starts_with("net.") || d.operation == "connect" ||
+           d.operation == "socket" || is_serving(d.operation);
 }
 
 Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), {}, std::move(why)}; }
@@ -139,6 +139,8 @@ Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target,
 }
 
 Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
+    if (is_serving(d.operation) && p.network == Network::Restricted)
+        return Fix{"network restricted: no sockets except AF_UNIX socketpair", {"-n", "limited"}, ""};
     Verdict v;
     try {
         v = check_access(p, Access::Connect, d.address, Environment{});
@@ -160,6 +162,8 @@ std::string Fix::flags_text() const {
 }
 
 std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags_text(); }
+
+bool is_serving(const std::string& op) { return op == "bind" || op == "listen" || op == "accept"; }
 
 Access access_of(const Denial& d) {
     if (is_network(d)) return Access::Connect;
@@ -189,8 +193,12 @@ Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
     if (!d.target.empty())
         return refuse("scope: the command may not signal processes outside the sandbox",
                       "only -p danger-full-access (no sandbox) allows it");
-    if (d.path.empty() || d.operation.find("ioctl") != std::string::npos)  // audit's scope.*, fs.ioctl_dev
-        return refuse("", "only -p danger-full-access (no sandbox) allows it");
+    if (d.path.empty() ||
+        d.operation.find("ioctl") != std::string::npos)  // audit's scope.*, fs.ioctl_dev; ptrace, mount
+        return refuse(d.operation.starts_with("fs.") || d.operation.starts_with("scope.")
+                          ? ""
+                          : "seccomp: refused in every sandbox",
+                      "only -p danger-full-access (no sandbox) allows it");
     const std::string path = join_path(env.cwd, d.path);
     const Access access = access_of(d);
     if (access == Access::Write) return write_fix(p, path, env);

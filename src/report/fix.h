@@ -31,6 +31,10 @@ struct Fix {
 // else Read.
 Access access_of(const Denial&);
 
+// A server's call (bind, listen, accept): under restricted, -n limited
+// allows it, on the sandbox's own loopback.
+bool is_serving(const std::string& operation);
+
 // A fix's text as the end of a sentence: "allow with -w /root/.npm", or
 // "no flag suggested: WHY" as it is.
 std::string allow_clause(const std::string& fix_text);

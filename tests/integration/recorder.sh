@@ -78,6 +78,39 @@ is "... without the entry: it runs, nothing recorded (the recorder answers every
     "$(jq -r '"\(.stdout | rtrimstr("\n"))|\(.denials | length)"' out.json)"
 rm -r "$tools"
 
+# The filter's fixed refusals: still refused (EPERM, answered by pid 1),
+# and named, with the flag that allows a server (-n limited) and none for the rest.
+"$SBX" run "${WW[@]}" --json -- /usr/bin/python3 -c '
+import ctypes, errno, fcntl, socket, termios
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    r = getattr(libc, name)(*args)
+    return "%s %s" % (name, errno.errorcode.get(ctypes.get_errno(), "ok") if r == -1 else "ok")
+try:
+    socket.socket().bind(("127.0.0.1", 8080)); print("bind ok")
+except OSError as e: print("bind", errno.errorcode[e.errno])
+print(call("ptrace", 16, 1, 0, 0))  # PTRACE_ATTACH to pid 1
+print(call("mount", b"none", b"/tmp", b"tmpfs", 0, None))
+r = libc.syscall(250, 0, -3, 0)  # keyctl: no C library wrapper
+print("keyctl", errno.errorcode.get(ctypes.get_errno()) if r == -1 else "ok")
+r, w = socket.socketpair()
+try:
+    fcntl.ioctl(r.fileno(), termios.TIOCSTI, b"x"); print("TIOCSTI ok")
+except OSError as e: print("TIOCSTI", errno.errorcode[e.errno])
+' >out.json
+is "fixed refusals with the recorder: each still EPERM" "bind EPERM
+ptrace EPERM
+mount EPERM
+keyctl EPERM
+TIOCSTI EPERM" "$(jq -r .stdout out.json | sed '/^$/d')"
+is "... each recorded, with its rule and fix" \
+"bind 127.0.0.1:8080|network restricted: no sockets except AF_UNIX socketpair|-n limited
+ptrace|seccomp: refused in every sandbox|no flag suggested: only -p danger-full-access (no sandbox) allows it
+mount|seccomp: refused in every sandbox|no flag suggested: only -p danger-full-access (no sandbox) allows it
+keyctl|seccomp: refused in every sandbox|no flag suggested: only -p danger-full-access (no sandbox) allows it
+ioctl TIOCSTI|seccomp: refused in every sandbox|no flag suggested: only -p danger-full-access (no sandbox) allows it" \
+    "$(jq -r '.denials[] | "\(.operation)\(if .address then " " + .address else "" end)|\(.rule)|\(.fix)"' out.json)"
+
 # --- network restricted ---------------------------------------------------------
 # With --record-denials, and without it: sbx always passes --record-network
 # under restricted (only the network calls reach pid 1).
