@@ -30,6 +30,7 @@
 #include "landlock.h"
 #include "mounts.h"
 #include "namespaces.h"
+#include "net/domain.h"
 #include "network.h"
 #include "policy/policy.h"
 #include "process.h"
@@ -70,6 +71,9 @@ constexpr const char* kHelp =
     "                                network restricted, each connect) as a status line\n"
     "  --record-network              under network restricted, report each connect or\n"
     "                                send with its destination (refused at once)\n"
+    "  --proxy-fd N                  with allow_domains (network limited): send the\n"
+    "                                listening socket of 127.0.0.1:3128 in the sandbox's\n"
+    "                                network to sbx's allowlist proxy on socket N\n"
     "  -h, --help                    this text\n"
     "\n"
     "Options may be written --option=VALUE; each may be given once.  Exit status:\n"
@@ -83,6 +87,7 @@ struct Args {
     std::optional<std::string> profile_json;  // --permission-profile
     bool no_proc = false;
     std::optional<int> status_fd;  // --status-fd
+    std::optional<int> proxy_fd;   // --proxy-fd (sbx's allowlist proxy, network.h)
     bool record_denials = false;   // --record-denials (recorder.h)
     bool record_network = false;   // --record-network (recorder.h)
     char** command = nullptr;      // argv-style, null-terminated
@@ -100,11 +105,11 @@ std::string absolute(std::string path) {
 [[noreturn]] void usage_error(const std::string& reason) { fail("arguments", reason, kUsage); }
 
 // A descriptor number: digits only, 3 or more (0, 1 and 2 are the command's).
-int descriptor(const std::string& text) {
+int descriptor(const std::string& text, std::string_view option) {
     int fd = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), fd);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size() || fd < 3)
-        usage_error("--status-fd: '" + text + "' is not a descriptor number of 3 or more");
+        usage_error(std::string(option) + ": '" + text + "' is not a descriptor number of 3 or more");
     return fd;
 }
 
@@ -119,6 +124,7 @@ enum class Opt {
     NoProc,
     InheritPid,
     StatusFd,
+    ProxyFd,
     RecordDenials,
     RecordNetwork,
     Help,
@@ -141,6 +147,7 @@ constexpr OptionSpec kOptions[] = {
     {"--status-fd", Opt::StatusFd, true},
     {"--record-denials", Opt::RecordDenials, false},
     {"--record-network", Opt::RecordNetwork, false},
+    {"--proxy-fd", Opt::ProxyFd, true},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -197,7 +204,8 @@ Args parse_args(int argc, char** argv) {
             case Opt::LegacyLandlock: break;
             // The sandbox keeps its own pid namespace and /proc (stricter).
             case Opt::InheritPid: break;
-            case Opt::StatusFd: args.status_fd = descriptor(*value); break;
+            case Opt::StatusFd: args.status_fd = descriptor(*value, name); break;
+            case Opt::ProxyFd: args.proxy_fd = descriptor(*value, name); break;
             case Opt::RecordDenials: args.record_denials = true; break;
             case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
@@ -264,6 +272,10 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
 
     const CanonicalPolicy policy = read_policy(args, system_environment());
     const std::string command_cwd = args.command_cwd ? absolute(*args.command_cwd) : absolute(".");
+    if (args.proxy_fd && !policy.by_name())
+        usage_error("--proxy-fd: the policy has no allow_domains (no proxy to reach)");
+    // allow_domains without --proxy-fd (Codex, say): network limited, which
+    // reaches no host at all (stricter than asked).
 
     if (policy.mode == Mode::DangerFullAccess) {
         // Nothing to apply: the policy asks for no sandbox (sbx execs these itself).
@@ -305,6 +317,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
             }
             mount_namespace_filesystems(filesystem, !args.no_proc);
             if (limited) bring_up_loopback();
+            if (args.proxy_fd) hand_out_proxy_listener(*args.proxy_fd, net::kProxyPort);
         };
         auto prepare = [&]() {
             relays.attach();

@@ -29,6 +29,13 @@ namespace sbx::helper {
 // IPv6 is enabled).  Throws Error naming the step.
 void bring_up_loopback();
 
+// In the new network namespace (after bring_up_loopback): a TCP socket
+// listening on 127.0.0.1:port, sent over the UNIX socket `channel` (one
+// message, SCM_RIGHTS) to sbx, whose allowlist proxy (src/net/proxy.h)
+// accepts on it from the host's network namespace; then channel is closed
+// here.  Nothing listens on the host.  Throws Error naming the step.
+void hand_out_proxy_listener(int channel, std::uint16_t port);
+
 // The pathname of a UNIX socket address as connect(2) reads it, or nullopt
 // when the address is not a pathname (too short, another family, abstract).
 std::optional<std::string> unix_pathname(const void* address, std::size_t length);

@@ -114,7 +114,7 @@ struct PolicyText {
     std::string mode, network, workspace;
     std::string memory, cpu, procs, file_size, open_files;
     bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false, minimal = false;
-    std::vector<std::string> writable_roots, read, deny, deny_glob;
+    std::vector<std::string> writable_roots, read, deny, deny_glob, allow_domain, deny_domain;
 };
 
 void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, PolicyText& text) {
@@ -125,6 +125,11 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
     add.option("-n,--network", text.network,
                "Network: restricted (default; full for danger-full-access), limited (a private network "
                "with only loopback), full");
+    add.option("--allow-domain", text.allow_domain,
+               "Let the command reach this host through sbx's proxy (example.com, *.example.com for the names "
+               "below it, an address or a range); implies -n limited (repeatable)");
+    add.option("--deny-domain", text.deny_domain,
+               "Refuse this host even where --allow-domain allows it (same patterns; repeatable)");
     add.option("-w,--writable-root", text.writable_roots,
                "A directory writable in workspace-write, besides the workspace (repeatable; refused under "
                "the other modes)");
@@ -182,6 +187,8 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
     }
     if (!text.workspace.empty()) in.workspace = PolicyInput::SourcedPath{text.workspace, "--workspace"};
     for (const auto& r : text.writable_roots) in.writable_roots.push_back({r, "--writable-root"});
+    for (const auto& d : text.allow_domain) in.allow_domains.push_back({d, "--allow-domain"});
+    for (const auto& d : text.deny_domain) in.deny_domains.push_back({d, "--deny-domain"});
     auto entries = [&](const std::vector<std::string>& paths, FsTarget::Kind kind, FsAccess access, const char* flag) {
         for (const auto& path : paths) {
             if (path.empty()) throw Error(fmt::format("{}: empty path", flag));

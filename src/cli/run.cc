@@ -15,6 +15,7 @@
 #include "approval/orchestrator.h"
 #include "cli/options.h"
 #include "exec/supervisor.h"
+#include "net/proxy.h"
 #include "platform/helper_status.h"
 #include "platform/plan.h"
 #include "platform/seatbelt.h"
@@ -123,7 +124,14 @@ public:
                 break;
         }
 
+        // The allowlist proxy (--allow-domain) runs for as long as the command.
+        std::optional<net::AllowlistProxy> proxy;
+        if (a.plan.proxy_fd >= 0) {
+            proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains});
+            opt.proxy_channel = proxy->helper_channel();
+        }
         a.result = supervise(a.plan, opt);
+        const std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
         if (args_.format == OutputFormat::Events) {
             for (Stream s : {Stream::Stdout, Stream::Stderr}) {
                 const std::string rest = chunkers[s == Stream::Stdout ? 0 : 1].finish();
@@ -171,8 +179,30 @@ public:
                         return resolve_policy_args(with_flags(args_.policy, added), args_.command.cwd).policy;
                     });
         }
+        if (!refused.empty()) add_proxy_denials(a, refused);
         if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;
+    }
+
+    // The proxy's refusals come first (exact, with their own rule and fix);
+    // a command that failed after one failed of the sandbox.
+    static void add_proxy_denials(Attempt& a, const std::vector<net::ProxyDenial>& refused) {
+        std::vector<Denial> first;
+        for (const auto& r : refused) {
+            Denial d;
+            d.operation = "connect";
+            d.address = r.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", r.host, r.port)
+                                                              : fmt::format("{}:{}", r.host, r.port);
+            d.rule = r.rule;
+            d.fix = r.fix;
+            first.push_back(std::move(d));
+        }
+        a.denial.denials.insert(a.denial.denials.begin(), first.begin(), first.end());
+        a.denial.recorded = true;  // these are exact, whether or not the recorder ran
+        if (a.result.exit_code != 0 && !a.result.timed_out) {
+            a.denial.sandbox_denied = true;
+            if (a.denial.reason.empty()) a.denial.reason = "recorded";
+        }
     }
 
     // Text mode's lines on stderr after an attempt (the supervisor wrote

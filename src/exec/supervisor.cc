@@ -162,6 +162,8 @@ struct ChildSetup {
     int status_fd;
     int report_fd;      // the write end of the report pipe, or -1
     int report_target;  // where the program expects it (never status_fd)
+    int pass_fd;        // the proxy channel (at 10 or above), or -1
+    int pass_target;    // where the program expects it (never status_fd)
     const sigset_t* mask;
 };
 
@@ -206,6 +208,7 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
             child_fail(s, kStageStdin, errno);
         }
     }
+    if (s.pass_fd >= 0 && ::dup2(s.pass_fd, s.pass_target) < 0) child_fail(s, kStageStdin, errno);
     // The PATH search of execvp, with the PATH of the child's environment.
     int err = ENOENT;
     bool saw_eacces = false;
@@ -807,8 +810,9 @@ private:
         // (where the child puts the report's write end).
         if (plan_.report_fd >= 0) {
             report_pipe_ = exec::make_pipe();
-            if (status_pipe_.write.get() == plan_.report_fd) {
-                status_pipe_.write = Fd(::fcntl(status_pipe_.write.get(), F_DUPFD_CLOEXEC, plan_.report_fd + 1));
+            if (status_pipe_.write.get() == plan_.report_fd || status_pipe_.write.get() == plan_.proxy_fd) {
+                status_pipe_.write = Fd(
+                    ::fcntl(status_pipe_.write.get(), F_DUPFD_CLOEXEC, std::max(plan_.report_fd, plan_.proxy_fd) + 1));
                 if (!status_pipe_.write.valid())
                     throw Error(fmt::format("cannot move a pipe: {}", std::strerror(errno)));
             }
@@ -853,6 +857,13 @@ private:
         setup_.status_fd = status_pipe_.write.get();
         setup_.report_fd = report_pipe_ ? report_pipe_->write.get() : -1;
         setup_.report_target = plan_.report_fd;
+        // The proxy channel above the numbers the child moves descriptors to.
+        if (opt_.proxy_channel >= 0 && plan_.proxy_fd >= 0) {
+            proxy_channel_ = Fd(::fcntl(opt_.proxy_channel, F_DUPFD_CLOEXEC, 10));
+            if (!proxy_channel_.valid()) throw Error(fmt::format("cannot move a socket: {}", std::strerror(errno)));
+        }
+        setup_.pass_fd = proxy_channel_.valid() ? proxy_channel_.get() : -1;
+        setup_.pass_target = plan_.proxy_fd;
         setup_.mask = &signals_.old_mask();
     }
 
@@ -964,6 +975,7 @@ private:
     bool err_direct_ = false;
     exec::Pipe out_pipe_, err_pipe_, status_pipe_;
     std::optional<exec::Pipe> report_pipe_;
+    Fd proxy_channel_;  // a copy of opt_.proxy_channel for the child, at 10 or above
     std::vector<std::string> env_;
     std::vector<std::string> argv_;
     ChildSetup setup_{};

@@ -51,6 +51,9 @@ struct SuperviseOptions {
     // deadline), the helper's descendants go first, and the helper, while it
     // still runs plan.argv[0], gets up to a second to end by itself.
     bool child_cleans_up = false;
+    // Given to the program at plan.proxy_fd (the helper's end of the
+    // allowlist proxy's socket pair, net/proxy.h), or -1.
+    int proxy_channel = -1;
     // Where text mode's pass-through goes (tests point these elsewhere).
     int stdout_fd = 1;
     int stderr_fd = 2;

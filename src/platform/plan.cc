@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/domain.h"
 #include "platform/seatbelt.h"
 
 namespace sbx {
@@ -29,6 +30,7 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     // under restricted each network attempt with its destination.
     if (record_denials) args.emplace_back("--record-denials");
     else if (policy.network == Network::Restricted) args.emplace_back("--record-network");
+    if (policy.by_name()) args.insert(args.end(), {"--proxy-fd", std::to_string(kHelperProxyFd)});
     args.insert(args.end(), {"--sandbox-policy", to_json(policy).dump()});
     return args;
 }
@@ -50,6 +52,11 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = SandboxKind::Linux;
         out.report_fd = kHelperStatusFd;
+        if (policy.by_name()) {
+            out.proxy_fd = kHelperProxyFd;
+            // What --env sets wins.
+            for (auto& [name, value] : net::proxy_environment(net::kProxyPort)) out.env_add.emplace(name, value);
+        }
     } else if (seatbelt_runs_unsandboxed(policy)) {
         // external-sandbox with a full network: nothing for Seatbelt to add,
         // and a nested sandbox-exec fails inside the outer sandbox (Codex).

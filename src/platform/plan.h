@@ -50,10 +50,16 @@ struct ExecPlan {
     // -1: the supervisor opens a pipe there and returns what was written
     // (ExecResult::report).
     int report_fd = -1;
+    // The descriptor the helper sends the allowlist proxy's listening socket
+    // on (its --proxy-fd), or -1: sbx passes its end of a socket pair there
+    // (SuperviseOptions::proxy_channel, net/proxy.h).
+    int proxy_fd = -1;
 };
 
 // The descriptor number sbx gives the Linux helper for --status-fd.
 inline constexpr int kHelperStatusFd = 3;
+// ... and for --proxy-fd (with an allowlist).
+inline constexpr int kHelperProxyFd = 4;
 
 // Under network restricted nothing outside can be reached, so a package
 // manager's retries of a failed name lookup only wait (npm: 70 s of backoff

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "net/domain.h"
+
 namespace sbx {
 
 namespace {
@@ -74,6 +76,17 @@ Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
             break;
         case Network::Restricted: v.rule = "network restricted: no sockets except AF_UNIX socketpair"; break;
         case Network::Limited:
+            if (p.by_name() && !is_loopback(host)) {
+                const net::Decision d = net::decide_host({p.allow_domains, p.deny_domains}, host);
+                v.allowed = d.allowed;
+                v.rule = d.allowed
+                             ? d.rule + ", through sbx's proxy (HTTP_PROXY, ALL_PROXY)" +
+                                   (net::parse_address(host) ? std::string()
+                                                             : "; refused when it resolves to a loopback, "
+                                                               "private or link-local address not allowed")
+                             : fmt::format("{} ({})", d.rule, d.fix.starts_with("--") ? "allow with " + d.fix : d.fix);
+                break;
+            }
             v.allowed = is_loopback(host);
             v.rule = v.allowed ? "network limited: the sandbox's own loopback, not the host's"
                                : "network limited: only the sandbox's own loopback";

@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "net/domain.h"
 #include "util/utf8.h"
 
 namespace sbx {
@@ -257,6 +258,8 @@ void PolicyInput::merge(const PolicyInput& later) {
         entries_source = later.entries_source;
     }
     extra_entries.insert(extra_entries.end(), later.extra_entries.begin(), later.extra_entries.end());
+    allow_domains.insert(allow_domains.end(), later.allow_domains.begin(), later.allow_domains.end());
+    deny_domains.insert(deny_domains.end(), later.deny_domains.begin(), later.deny_domains.end());
     if (later.read_base) {
         read_base = later.read_base;
         read_base_source = later.read_base_source;
@@ -504,6 +507,34 @@ private:
     std::unordered_map<std::string, std::vector<const ResolvedEntry*>> at_;
 };
 
+// The allowlist's patterns, checked; it implies network limited.
+void resolve_domains(const PolicyInput& in, CanonicalPolicy& p) {
+    auto add = [](std::vector<std::string>& to, const PolicyInput::SourcedPath& pattern) {
+        std::string n = net::normalize_pattern(pattern.path, pattern.source);
+        if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(std::move(n));
+    };
+    for (const auto& a : in.allow_domains) add(p.allow_domains, a);
+    for (const auto& d : in.deny_domains) add(p.deny_domains, d);
+    if (p.allow_domains.empty() && p.deny_domains.empty()) return;
+    if (p.allow_domains.empty())
+        throw Error(
+            fmt::format("{}: a deny-domain without an allow-domain allows no name at all; add --allow-domain "
+                        "NAME (or use -n limited for no network)",
+                        in.deny_domains.front().source));
+    const std::string& source = in.allow_domains.front().source;
+    if (p.mode == Mode::DangerFullAccess)
+        throw Error(
+            fmt::format("{}: danger-full-access has no sandbox, so an allowlist cannot be enforced; use "
+                        "-p external-sandbox to restrict only the network",
+                        source));
+    if (in.network && *in.network != Network::Limited)
+        throw Error(
+            fmt::format("{}: network '{}' cannot go with an allowlist ({}), which runs the command in the "
+                        "private network of -n limited with sbx's proxy; drop -n {}",
+                        in.network_source, to_string(*in.network), source, to_string(*in.network)));
+    p.network = Network::Limited;
+}
+
 }  // namespace
 
 bool CanonicalPolicy::reads_root() const {
@@ -619,6 +650,7 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
             derived == Mode::ReadOnly ? " (no entry gives write access)" : " (an entry gives write access)"));
     const Network default_network = p.mode == Mode::DangerFullAccess ? Network::Full : Network::Restricted;
     p.network = in.network.value_or(default_network);
+    resolve_domains(in, p);
     if (p.mode == Mode::DangerFullAccess && p.network != Network::Full) {
         throw Error(
             fmt::format("{}: danger-full-access has no sandbox, so network '{}' cannot be enforced; use "
@@ -811,7 +843,9 @@ std::string to_text(const CanonicalPolicy& p) {
     std::string out;
     auto line = [&](std::string_view k, const std::string& v) { out += fmt::format("{:<18}{}\n", k, v); };
     line("mode", std::string(to_string(p.mode)));
-    line("network", std::string(to_string(p.network)));
+    line("network", std::string(to_string(p.network)) + (p.by_name() ? " (allowlist proxy)" : ""));
+    for (std::size_t i = 0; i < p.allow_domains.size(); ++i) line(i == 0 ? "allow domains" : "", p.allow_domains[i]);
+    for (std::size_t i = 0; i < p.deny_domains.size(); ++i) line(i == 0 ? "deny domains" : "", p.deny_domains[i]);
     line("workspace", p.workspace);
     bool first = true;
     for (const auto& e : p.entries) {

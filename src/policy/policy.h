@@ -117,6 +117,10 @@ struct PolicyInput {
     std::optional<ReadBase> read_base;  // --minimal, Codex's read_only_access
     std::string read_base_source = "--minimal";
     std::optional<unsigned> glob_scan_max_depth;
+    // Network by name (net/domain.h): patterns as given, with where
+    // (--allow-domain, "p.json: key 'allow_domains'"); they accumulate.
+    std::vector<SourcedPath> allow_domains;
+    std::vector<SourcedPath> deny_domains;
     // Where each field came from, for error messages ("--policy-file f.json").
     std::string mode_source = "--policy";
     std::string network_source = "--network";
@@ -197,6 +201,11 @@ struct CanonicalPolicy {
     std::vector<std::string> protected_names;
     bool allow_unprotected = false;
     Limits limits;
+    // Network by name: normalised patterns (net/domain.h), each once.  Not
+    // empty only with network limited: the command reaches them through
+    // sbx's allowlist proxy.
+    std::vector<std::string> allow_domains;
+    std::vector<std::string> deny_domains;
 
     // Derived by resolve() from the entries (for a sandboxed filesystem).
     // Every entry that decides its own path, resolved, in order: the entries
@@ -211,6 +220,8 @@ struct CanonicalPolicy {
     std::vector<std::string> denied;  // deny entries that decide their path, globs expanded
 
     bool sandboxed_filesystem() const { return mode == Mode::ReadOnly || mode == Mode::WorkspaceWrite; }
+    // The allowlist proxy runs (--allow-domain given).
+    bool by_name() const { return !allow_domains.empty(); }
     // True when "/" is readable (a :root read or write entry): the view is the
     // host's filesystem, read-only; otherwise it is empty but for the entries.
     bool reads_root() const;

@@ -17,7 +17,7 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::array<std::string_view, 11> kInputKeys{"mode",
+constexpr std::array<std::string_view, 13> kInputKeys{"mode",
                                                       "network",
                                                       "workspace",
                                                       "writable_roots",
@@ -27,7 +27,9 @@ constexpr std::array<std::string_view, 11> kInputKeys{"mode",
                                                       "allow_unprotected",
                                                       "limits",
                                                       "entries",
-                                                      "glob_scan_max_depth"};
+                                                      "glob_scan_max_depth",
+                                                      "allow_domains",
+                                                      "deny_domains"};
 constexpr std::array<std::string_view, 3> kDerivedKeys{"readable", "writable", "denied"};
 constexpr std::array<std::string_view, 4> kEntryKeys{"path", "special", "glob", "access"};
 constexpr std::array<std::string_view, 4> kSpecialEntryKeys{"special", "subpath", "path", "access"};
@@ -337,7 +339,7 @@ void check_derived_keys(const json& doc, const CanonicalPolicy& resolved, const 
 
 json to_json(const CanonicalPolicy& p) {
     auto opt = [](const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); };
-    return json{
+    json out{
         {"mode", to_string(p.mode)},
         {"network", to_string(p.network)},
         {"workspace", p.workspace},
@@ -355,6 +357,12 @@ json to_json(const CanonicalPolicy& p) {
         {"writable", derived_json(p, "writable")},
         {"denied", derived_json(p, "denied")},
     };
+    // Only with an allowlist: the form of every other policy is unchanged.
+    if (!p.allow_domains.empty() || !p.deny_domains.empty()) {
+        out["allow_domains"] = p.allow_domains;
+        out["deny_domains"] = p.deny_domains;
+    }
+    return out;
 }
 
 std::string to_json_text(const CanonicalPolicy& p, int indent) { return to_json(p).dump(indent); }
@@ -412,6 +420,12 @@ PolicyInput input_from_json(const json& doc, const std::string& source) {
     if (auto depth = r.count("glob_scan_max_depth")) {
         if (*depth == 0 || *depth > 1000) r.fail("glob_scan_max_depth", "expected a whole number from 1 to 1000");
         in.glob_scan_max_depth = static_cast<unsigned>(*depth);
+    }
+    for (const char* key : {"allow_domains", "deny_domains"}) {
+        if (auto patterns = r.strings(key)) {
+            auto& to = std::string_view(key) == "allow_domains" ? in.allow_domains : in.deny_domains;
+            for (const auto& pattern : *patterns) to.push_back({pattern, fmt::format("{}: key '{}'", source, key)});
+        }
     }
     check_derived_shape(doc, r);
     return in;

@@ -1,0 +1,84 @@
+// Network by name (--allow-domain, --deny-domain): the patterns, the
+// decisions the allowlist proxy (net/proxy.h) makes by name and then by
+// address, and the environment that points the command's tools at it.
+// Pure: unit-tested in tests/unit/test_net.cc.
+//
+// A pattern is one of
+//   example.com        that name exactly
+//   *.example.com      every name below example.com, not example.com itself
+//   192.0.2.7, ::1     that address (an IP literal; "[::1]" is accepted)
+//   10.0.0.0/8, fd00::/8   every address in that range
+// Names are compared in lower case without a final dot.  deny-domain wins
+// over allow-domain.  A name passes when an allow pattern matches it and no
+// deny pattern does; an IP literal only when an address or range pattern
+// covers it.  A name that passed is resolved by sbx, and an address in the
+// loopback, private, link-local, shared (100.64/10), unique-local or
+// unspecified ranges is used only when an allow pattern covers that address
+// (DNS rebinding); an address a deny pattern covers is never used.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sbx::net {
+
+// The port the proxy listens on in the sandbox's own loopback (HTTP and
+// SOCKS5 on the same port: the first byte tells them apart).
+inline constexpr std::uint16_t kProxyPort = 3128;
+
+// A pattern checked and written in its one spelling (lower case, no final
+// dot, no brackets, a range's address masked); throws Error naming source
+// for anything else ("": empty, "*", a port, a bad label).
+std::string normalize_pattern(std::string_view pattern, std::string_view source);
+
+// A host as a request names it, normalised as the patterns are ("[::1]" ->
+// "::1", "Example.COM." -> "example.com").
+std::string normalize_host(std::string_view host);
+
+// An IPv4 or IPv6 address as 16 bytes (IPv4 as ::ffff:a.b.c.d).
+struct Address {
+    std::array<std::uint8_t, 16> bytes{};
+    bool v4 = false;
+    bool operator==(const Address&) const = default;
+};
+std::optional<Address> parse_address(std::string_view text);
+std::string to_string(const Address&);
+
+// The special range an address is in ("loopback", "private", "link-local",
+// "unspecified", "shared", "unique-local", "multicast"), or "" for a
+// public address.
+std::string_view special_range(const Address&);
+
+struct DomainRules {
+    std::vector<std::string> allow;  // normalised patterns
+    std::vector<std::string> deny;
+    bool empty() const { return allow.empty() && deny.empty(); }
+};
+
+struct Decision {
+    bool allowed = false;
+    // The rule that decided, as the proxy's refusal and `sbx check` name it:
+    // "allow-domain *.example.com", "deny-domain evil.com",
+    // "no allow-domain matches host", "127.0.0.1 is loopback".
+    std::string rule;
+    // For a refusal: the flag that would allow it ("--allow-domain host"),
+    // or "no flag suggested: WHY".
+    std::string fix;
+};
+
+// The decision by name (or IP literal) for a request to host.
+Decision decide_host(const DomainRules&, std::string_view host);
+
+// The decision for one address host resolved to (host passed decide_host).
+Decision decide_address(const DomainRules&, std::string_view host, const Address&);
+
+// The variables the command gets so that its tools use the proxy at
+// 127.0.0.1:port (listed in sbx(1)).
+std::map<std::string, std::string> proxy_environment(std::uint16_t port);
+
+}  // namespace sbx::net

@@ -1,0 +1,556 @@
+#include "net/proxy.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/fd.h"
+
+namespace sbx::net {
+
+namespace {
+
+constexpr std::size_t kMaxHead = 64 * 1024;  // a request's head, at most
+constexpr int kHeadTimeoutMs = 30'000;       // to send it
+constexpr int kConnectTimeoutMs = 15'000;    // to reach the host
+constexpr std::size_t kMaxDenials = 100;
+constexpr int kPipeSize = 1 << 20;
+
+// Why a request could not be served, and how the client is told.
+enum class Failure { Refused, NotFound, Unreachable, BadRequest };
+
+struct Target {
+    std::string host;  // normalised
+    std::uint16_t port = 0;
+};
+
+std::optional<std::uint16_t> parse_port(std::string_view s) {
+    unsigned port = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), port);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || port == 0 || port > 65535) return std::nullopt;
+    return static_cast<std::uint16_t>(port);
+}
+
+// "host:port", "[v6]:port", or "host" with default_port.
+std::optional<Target> parse_authority(std::string_view a, std::optional<std::uint16_t> default_port) {
+    std::string_view host, port;
+    if (a.starts_with('[')) {
+        const auto close = a.find(']');
+        if (close == std::string_view::npos) return std::nullopt;
+        host = a.substr(1, close - 1);
+        const std::string_view rest = a.substr(close + 1);
+        if (!rest.empty() && rest.front() != ':') return std::nullopt;
+        port = rest.empty() ? "" : rest.substr(1);
+    } else {
+        const auto colon = a.rfind(':');
+        host = a.substr(0, colon);
+        port = colon == std::string_view::npos ? "" : a.substr(colon + 1);
+    }
+    if (host.empty()) return std::nullopt;
+    std::optional<std::uint16_t> p = port.empty() ? default_port : parse_port(port);
+    if (!p) return std::nullopt;
+    return Target{normalize_host(host), *p};
+}
+
+bool send_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+// Reads into buffer until it holds n bytes; false on end, error or timeout.
+bool read_to(int fd, std::string& buffer, std::size_t n) {
+    char chunk[4096];
+    while (buffer.size() < n) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, kHeadTimeoutMs) <= 0) return false;
+        const ssize_t got = ::recv(fd, chunk, std::min(sizeof chunk, n - buffer.size()), 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        buffer.append(chunk, static_cast<std::size_t>(got));
+    }
+    return true;
+}
+
+// Appends what one read gives; false on end, error or timeout.
+bool read_some(int fd, std::string& buffer) {
+    char chunk[4096];
+    for (;;) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, kHeadTimeoutMs) <= 0) return false;
+        const ssize_t got = ::recv(fd, chunk, sizeof chunk, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        buffer.append(chunk, static_cast<std::size_t>(got));
+        return true;
+    }
+}
+
+// Moves bytes from `from` to `to` until from ends, then ends to's sending side.
+void pump(int from, int to) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        ::shutdown(to, SHUT_WR);
+        return;
+    }
+    Fd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+    ::fcntl(write_end.get(), F_SETPIPE_SZ, kPipeSize);
+    for (;;) {
+        const ssize_t n = ::splice(from, nullptr, write_end.get(), nullptr, kPipeSize, SPLICE_F_MOVE);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        ssize_t left = n;
+        while (left > 0) {
+            const ssize_t m =
+                ::splice(read_end.get(), nullptr, to, nullptr, static_cast<std::size_t>(left), SPLICE_F_MOVE);
+            if (m < 0 && errno == EINTR) continue;
+            if (m <= 0) {
+                ::shutdown(from, SHUT_RD);
+                ::shutdown(to, SHUT_WR);
+                return;
+            }
+            left -= m;
+        }
+    }
+    ::shutdown(to, SHUT_WR);
+}
+
+}  // namespace
+
+struct AllowlistProxy::State {
+    DomainRules rules;
+    Fd ours, theirs;  // the socket pair: ours receives the listener
+    Fd stop;          // an eventfd: readable once finish() was called
+    std::atomic<bool> stopping{false};
+
+    std::mutex mutex;  // guards what follows
+    std::vector<ProxyDenial> denials;
+    std::set<int> open;  // the sockets of live connections, shut down at the end
+
+    struct Worker {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+    };
+    std::list<Worker> workers;  // only the accepting thread touches it
+
+    void deny(const Target& t, const Decision& d) {
+        std::lock_guard lock(mutex);
+        ProxyDenial x{t.host, t.port, d.rule, d.fix};
+        if (denials.size() < kMaxDenials && std::find(denials.begin(), denials.end(), x) == denials.end())
+            denials.push_back(std::move(x));
+    }
+
+    // A socket of this connection, shut down by finish() if still open.
+    bool track(int fd) {
+        std::lock_guard lock(mutex);
+        if (stopping) return false;
+        open.insert(fd);
+        return true;
+    }
+    void untrack(int fd) {
+        std::lock_guard lock(mutex);
+        open.erase(fd);
+    }
+
+    void run();
+    void serve(Fd client);
+    void serve_http(Fd client, std::string head);
+    void serve_socks(Fd client, std::string head);
+    // The upstream connection, or why not (decision set on a refusal).
+    Fd connect_to(const Target& t, Failure& why, Decision& refusal);
+    void relay(Fd client, Fd upstream);
+    void reap(bool all);
+};
+
+namespace {
+
+std::string refusal_body(const Target& t, const Decision& d) {
+    return fmt::format("sbx: connect to {}:{} refused: {}; {}\n", t.host, t.port, d.rule,
+                       d.fix.starts_with("--") ? "allow with " + d.fix : d.fix);
+}
+
+std::string http_error(int code, std::string_view reason, std::string_view body, std::string_view extra = "") {
+    return fmt::format(
+        "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\n{}Content-Length: {}\r\nConnection: "
+        "close\r\n\r\n{}",
+        code, reason, extra, body.size(), body);
+}
+
+// Header lines of a request head (after the request line), without the
+// hop-by-hop ones a proxy drops.
+std::string forwarded_headers(std::string_view headers) {
+    std::string out;
+    while (!headers.empty()) {
+        const auto end = headers.find("\r\n");
+        const std::string_view line = headers.substr(0, end);
+        headers = end == std::string_view::npos ? "" : headers.substr(end + 2);
+        if (line.empty()) break;
+        const std::string_view name = line.substr(0, line.find(':'));
+        std::string lower(name);
+        for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower == "proxy-connection" || lower == "proxy-authorization" || lower == "connection" ||
+            lower == "keep-alive")
+            continue;
+        out += line;
+        out += "\r\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+void AllowlistProxy::State::reap(bool all) {
+    for (auto it = workers.begin(); it != workers.end();) {
+        if (all || *it->done) {
+            it->thread.join();
+            it = workers.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void AllowlistProxy::State::run() {
+    Fd listener;
+    for (;;) {
+        pollfd p[2] = {{stop.get(), POLLIN, 0}, {listener.valid() ? listener.get() : ours.get(), POLLIN, 0}};
+        if (::poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (p[0].revents) break;
+        if (!listener.valid()) {
+            if (p[1].revents & (POLLHUP | POLLERR)) {
+                ours.reset();  // the helper ended without sending it
+                break;
+            }
+            char byte;
+            iovec data{&byte, 1};
+            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+            msghdr message{};
+            message.msg_iov = &data;
+            message.msg_iovlen = 1;
+            message.msg_control = control;
+            message.msg_controllen = sizeof control;
+            const ssize_t n = ::recvmsg(ours.get(), &message, MSG_CMSG_CLOEXEC);
+            if (n < 0 && errno == EINTR) continue;
+            const cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&message) : nullptr;
+            if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) break;
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            listener.reset(fd);
+            continue;
+        }
+        Fd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!client.valid()) continue;
+        reap(false);
+        Worker w;
+        auto done = w.done;
+        try {
+            w.thread = std::thread([this, client = std::move(client), done]() mutable {
+                serve(std::move(client));
+                *done = true;
+            });
+        } catch (const std::system_error&) {
+            continue;  // no thread: the connection closes
+        }
+        workers.push_back(std::move(w));
+    }
+    // Ending: no new connection; the live ones are shut down by finish().
+    listener.reset();
+    reap(true);
+}
+
+void AllowlistProxy::State::serve(Fd client) {
+    if (!track(client.get())) return;
+    std::string head;
+    if (read_to(client.get(), head, 1)) {
+        if (head[0] == 0x05) serve_socks(std::move(client), std::move(head));
+        else serve_http(std::move(client), std::move(head));
+    }
+    // client was moved on, or is closed here
+}
+
+Fd AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string port = std::to_string(t.port);
+    if (::getaddrinfo(t.host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
+        why = Failure::NotFound;
+        return Fd();
+    }
+    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
+    why = Failure::Unreachable;
+    bool any_allowed = false;
+    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+        char text[INET6_ADDRSTRLEN] = {};
+        const void* raw = a->ai_family == AF_INET
+                              ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
+                              : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr);
+        if (::inet_ntop(a->ai_family, raw, text, sizeof text) == nullptr) continue;
+        const auto address = parse_address(text);
+        if (!address) continue;
+        const Decision d = decide_address(rules, t.host, *address);
+        if (!d.allowed) {
+            if (!any_allowed && refusal.rule.empty()) refusal = d;
+            continue;
+        }
+        any_allowed = true;
+        Fd s(::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (!s.valid() || !track(s.get())) continue;
+        int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
+        if (rc != 0 && errno == EINPROGRESS) {
+            pollfd p{s.get(), POLLOUT, 0};
+            int error = ETIMEDOUT;
+            if (::poll(&p, 1, kConnectTimeoutMs) == 1) {
+                socklen_t size = sizeof error;
+                ::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &error, &size);
+            }
+            rc = error == 0 ? 0 : -1;
+        }
+        if (rc == 0) {
+            ::fcntl(s.get(), F_SETFL, ::fcntl(s.get(), F_GETFL) & ~O_NONBLOCK);
+            return s;
+        }
+        untrack(s.get());
+    }
+    if (!any_allowed && !refusal.rule.empty()) why = Failure::Refused;
+    return Fd();
+}
+
+void AllowlistProxy::State::relay(Fd client, Fd upstream) {
+    const int one = 1;
+    ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (!track(upstream.get())) return;
+    std::optional<std::thread> back;
+    try {
+        back.emplace([&] { pump(upstream.get(), client.get()); });
+    } catch (const std::system_error&) {
+    }
+    if (back) {
+        pump(client.get(), upstream.get());
+        back->join();
+    }
+    untrack(upstream.get());
+    untrack(client.get());
+}
+
+void AllowlistProxy::State::serve_http(Fd client, std::string head) {
+    std::size_t end;
+    while ((end = head.find("\r\n\r\n")) == std::string::npos) {
+        if (head.size() >= kMaxHead || !read_some(client.get(), head)) {
+            untrack(client.get());
+            return;
+        }
+    }
+    const std::string_view all(head);
+    const std::string_view request_line = all.substr(0, all.find("\r\n"));
+    const std::string rest(all.substr(end + 4));  // bytes after the head (a body, or a client hello)
+    const std::string_view headers = all.substr(request_line.size() + 2, end + 2 - request_line.size() - 2);
+
+    auto fail = [&](int code, std::string_view reason, std::string_view body) {
+        send_all(client.get(), http_error(code, reason, body));
+        untrack(client.get());
+    };
+    const auto sp1 = request_line.find(' ');
+    const auto sp2 = request_line.rfind(' ');
+    if (sp1 == std::string_view::npos || sp2 == sp1) return fail(400, "Bad Request", "sbx: not an HTTP request\n");
+    const std::string_view method = request_line.substr(0, sp1);
+    const std::string_view uri = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+    const std::string_view version = request_line.substr(sp2 + 1);
+
+    const bool tunnel = method == "CONNECT";
+    std::optional<Target> target;
+    std::string path;
+    if (tunnel) {
+        target = parse_authority(uri, std::nullopt);
+    } else if (uri.size() > 7 && std::equal(uri.begin(), uri.begin() + 7, "http://", [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) == b;
+               })) {
+        const std::string_view after = uri.substr(7);
+        const auto slash = after.find_first_of("/?");
+        target = parse_authority(after.substr(0, slash), 80);
+        path = slash == std::string_view::npos ? "/" : std::string(after.substr(slash));
+        if (path.front() == '?') path = "/" + path;
+    } else {
+        return fail(400, "Bad Request",
+                    "sbx: the proxy takes CONNECT host:port and http:// URLs (https goes through CONNECT)\n");
+    }
+    if (!target) return fail(400, "Bad Request", "sbx: no host:port in the request\n");
+
+    Decision d = decide_host(rules, target->host);
+    if (!d.allowed) {
+        deny(*target, d);
+        send_all(client.get(),
+                 http_error(403, "Forbidden", refusal_body(*target, d), fmt::format("X-Sbx-Denied: {}\r\n", d.rule)));
+        untrack(client.get());
+        return;
+    }
+    Failure why{};
+    Decision refusal;
+    Fd upstream = connect_to(*target, why, refusal);
+    if (!upstream.valid()) {
+        if (why == Failure::Refused) {
+            deny(*target, refusal);
+            send_all(client.get(), http_error(403, "Forbidden", refusal_body(*target, refusal),
+                                              fmt::format("X-Sbx-Denied: {}\r\n", refusal.rule)));
+            untrack(client.get());
+            return;
+        }
+        const std::string body =
+            why == Failure::NotFound
+                ? fmt::format("sbx: {} could not be resolved on the host\n", target->host)
+                : fmt::format("sbx: {}:{} could not be reached from the host\n", target->host, target->port);
+        return fail(502, "Bad Gateway", body);
+    }
+    if (tunnel) {
+        if (!send_all(client.get(), "HTTP/1.1 200 Connection established\r\n\r\n") ||
+            (!rest.empty() && !send_all(upstream.get(), rest))) {
+            untrack(client.get());
+            untrack(upstream.get());
+            return;
+        }
+    } else {
+        const std::string forwarded = fmt::format("{} {} {}\r\n{}Connection: close\r\n\r\n{}", method, path, version,
+                                                  forwarded_headers(headers), rest);
+        if (!send_all(upstream.get(), forwarded)) {
+            untrack(client.get());
+            untrack(upstream.get());
+            return;
+        }
+    }
+    relay(std::move(client), std::move(upstream));
+}
+
+void AllowlistProxy::State::serve_socks(Fd client, std::string head) {
+    const int fd = client.get();
+    auto done = [&] { untrack(fd); };
+    // Greeting: 05 NMETHODS METHODS...; only "no authentication" (00).
+    if (!read_to(fd, head, 2) || !read_to(fd, head, 2 + static_cast<unsigned char>(head[1]))) return done();
+    if (head.find('\0', 2) == std::string::npos) {
+        send_all(fd, std::string_view("\x05\xff", 2));
+        return done();
+    }
+    if (!send_all(fd, std::string_view("\x05\x00", 2))) return done();
+    // Request: 05 CMD 00 ATYP ADDR PORT.
+    std::string r;
+    if (!read_to(fd, r, 5)) return done();
+    auto reply = [&](char code) {
+        const char answer[10] = {0x05, code, 0x00, 0x01, 0, 0, 0, 0, 0, 0};
+        return send_all(fd, std::string_view(answer, sizeof answer));
+    };
+    std::size_t length = 0;
+    const unsigned char atyp = static_cast<unsigned char>(r[3]);
+    if (atyp == 0x01) length = 4 + 4 + 2;
+    else if (atyp == 0x04) length = 4 + 16 + 2;
+    else if (atyp == 0x03) length = 4 + 1 + static_cast<unsigned char>(r[4]) + 2;
+    else {
+        reply(0x08);  // address type not supported
+        return done();
+    }
+    if (r[0] != 0x05 || !read_to(fd, r, length)) return done();
+    if (r[1] != 0x01) {
+        reply(0x07);  // only CONNECT
+        return done();
+    }
+    Target t;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (atyp == 0x01) ::inet_ntop(AF_INET, r.data() + 4, text, sizeof text);
+    if (atyp == 0x04) ::inet_ntop(AF_INET6, r.data() + 4, text, sizeof text);
+    t.host = atyp == 0x03 ? normalize_host(std::string_view(r).substr(5, length - 7)) : std::string(text);
+    t.port = static_cast<std::uint16_t>((static_cast<unsigned char>(r[length - 2]) << 8) |
+                                        static_cast<unsigned char>(r[length - 1]));
+    Decision d = decide_host(rules, t.host);
+    if (!d.allowed) {
+        deny(t, d);
+        reply(0x02);  // connection not allowed by ruleset
+        return done();
+    }
+    Failure why{};
+    Decision refusal;
+    Fd upstream = connect_to(t, why, refusal);
+    if (!upstream.valid()) {
+        if (why == Failure::Refused) deny(t, refusal);
+        reply(why == Failure::Refused ? 0x02 : why == Failure::NotFound ? 0x04 : 0x05);
+        return done();
+    }
+    if (!reply(0x00)) {
+        untrack(upstream.get());
+        return done();
+    }
+    relay(std::move(client), std::move(upstream));
+}
+
+AllowlistProxy::AllowlistProxy(DomainRules rules) : state_(std::make_shared<State>()) {
+    state_->rules = std::move(rules);
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+        throw Error(fmt::format("the allowlist proxy: socketpair: {}", std::strerror(errno)));
+    state_->ours.reset(pair[0]);
+    state_->theirs.reset(pair[1]);
+    state_->stop.reset(::eventfd(0, EFD_CLOEXEC));
+    if (!state_->stop.valid()) throw Error(fmt::format("the allowlist proxy: eventfd: {}", std::strerror(errno)));
+    // Every signal blocked in the proxy's threads (they inherit the mask):
+    // sbx's signals are the supervisor's, a write to a closed peer is EPIPE.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+        thread_ = std::thread([state = state_] { state->run(); });
+    } catch (const std::system_error& e) {
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        throw Error(fmt::format("the allowlist proxy: cannot start its thread: {}", e.what()));
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+int AllowlistProxy::helper_channel() const { return state_->theirs.get(); }
+
+std::vector<ProxyDenial> AllowlistProxy::finish() {
+    if (thread_.joinable()) {
+        {
+            std::lock_guard lock(state_->mutex);
+            state_->stopping = true;
+            for (int fd : state_->open) ::shutdown(fd, SHUT_RDWR);
+        }
+        const std::uint64_t one = 1;
+        ssize_t ignored = ::write(state_->stop.get(), &one, sizeof one);
+        (void)ignored;
+        thread_.join();
+    }
+    std::lock_guard lock(state_->mutex);
+    return state_->denials;
+}
+
+AllowlistProxy::~AllowlistProxy() { finish(); }
+
+}  // namespace sbx::net

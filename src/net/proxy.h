@@ -1,0 +1,60 @@
+// The allowlist proxy (--allow-domain): sbx's side of network by name.
+//
+// The helper listens on 127.0.0.1:kProxyPort in the sandbox's private
+// network namespace and sends that listening socket to sbx over a socket
+// pair (--proxy-fd, linux-helper/network.h).  sbx accepts on it from the
+// host's network namespace, so the command's connections arrive here and no
+// port is ever opened on the host.  On one port the first byte tells the
+// protocols apart: 0x05 is SOCKS5 (CONNECT, names resolved here), anything
+// else HTTP (CONNECT host:port, and plain http:// requests, sent on with
+// "Connection: close").  Each request is decided by name, then by address
+// (net/domain.h); a refusal answers at once (HTTP 403 with X-Sbx-Denied
+// naming the rule, SOCKS reply 0x02) and is kept for the run's denials.
+// Bytes pass by splice(2) through a pipe, in both directions at once.
+//
+// One thread accepts; each connection has a thread (two while relaying).
+// Every thread blocks every signal (the supervisor's signalfd gets them).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/domain.h"
+
+namespace sbx::net {
+
+struct ProxyDenial {
+    std::string host;  // as requested (normalised)
+    std::uint16_t port = 0;
+    std::string rule;
+    std::string fix;
+    bool operator==(const ProxyDenial&) const = default;
+};
+
+class AllowlistProxy {
+public:
+    // Makes the socket pair and starts accepting once the helper sends the
+    // listening socket.  Throws Error.
+    explicit AllowlistProxy(DomainRules rules);
+    ~AllowlistProxy();
+    AllowlistProxy(const AllowlistProxy&) = delete;
+    AllowlistProxy& operator=(const AllowlistProxy&) = delete;
+
+    // The helper's end of the socket pair (for SuperviseOptions::proxy_channel).
+    int helper_channel() const;
+
+    // Stops: accepts no more, ends the open connections, joins every thread.
+    // The refusals, in order, each (host, port, rule) once (at most 100).
+    std::vector<ProxyDenial> finish();
+
+    struct State;  // proxy.cc
+
+private:
+    std::shared_ptr<State> state_;
+    std::thread thread_;
+};
+
+}  // namespace sbx::net
