@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Network by name (issue 19): --allow-domain / --deny-domain through sbx's
+# allowlist proxy.  The servers listen on the host's loopback only: an HTTP
+# server and an HTTPS server with a self-signed certificate (CONNECT is a
+# tunnel: curl checks the server's own certificate through it).  Names that
+# resolve to 127.0.0.1 are refused unless the address is allowed too
+# (--allow-domain 127.0.0.1), so the tests allow it where they mean to reach
+# the servers; names under .invalid never resolve (RFC 6761).  Also run as
+# uid 65534 (unprivileged.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+require_helper
+python=/usr/bin/python3
+[ -x "$python" ] || { echo "1..0 # SKIP no /usr/bin/python3 for the servers"; exit 0; }
+command -v curl >/dev/null || { echo "1..0 # SKIP no curl"; exit 0; }
+command -v openssl >/dev/null || { echo "1..0 # SKIP no openssl"; exit 0; }
+
+d=$(scratch)
+ws=$d/ws
+mkdir -p "$ws"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
+    -keyout "$d/key.pem" -out "$d/cert.pem" 2>"$d/openssl.log" || {
+    echo "Bail out! openssl: $(head -3 "$d/openssl.log")"
+    exit 1
+}
+cat >"$d/servers.py" <<'PY'
+import http.server, ssl, sys, threading
+d = sys.argv[1]
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = self.server.body
+        if self.path.startswith("/big"):
+            body = b"x" * int(self.path[4:])
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+def serve(tls):
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    s.body = b"hello over https\n" if tls else b"hello over http\n"
+    if tls:
+        c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        c.load_cert_chain(d + "/cert.pem", d + "/key.pem")
+        s.socket = c.wrap_socket(s.socket, server_side=True)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    return s.server_address[1]
+ports = "http %d\nhttps %d\n" % (serve(False), serve(True))
+open(d + "/ports.tmp", "w").write(ports)
+import os; os.rename(d + "/ports.tmp", d + "/ready")
+threading.Event().wait()
+PY
+listening_before=$(ss -Hltn | awk '{print $4}' | sort)
+"$python" "$d/servers.py" "$d" &
+servers_pid=$!
+trap 'kill $servers_pid 2>/dev/null; _cleanup_scratch' EXIT
+eventually test -e "$d/ready" || { echo "Bail out! the servers did not start"; exit 1; }
+http=$(awk '$1 == "http" {print $2}' "$d/ready")
+https=$(awk '$1 == "https" {print $2}' "$d/ready")
+listening_servers=$(ss -Hltn | awk '{print $4}' | sort)
+
+sbx() { (cd "$ws" && "$SBX" run "$@"); }
+# curl in the sandbox: --noproxy '' because NO_PROXY leaves localhost out of
+# the proxy (the sandbox's own loopback), and these servers are the host's.
+get() {  # SBX-ARGS... -- URL [CURL-ARGS...]
+    local args=()
+    while [ "$1" != -- ]; do args+=("$1"); shift; done
+    shift
+    sbx "${args[@]}" -- curl --noproxy '' -sS "$@" 2>"$d/err"
+}
+header() {  # SBX-ARGS... -- URL: the X-Sbx-Denied header, or the status line
+    local out
+    out=$(get "$@" -i | tr -d '\r')
+    printf '%s\n' "$out" | grep -m1 '^X-Sbx-Denied:' || printf '%s\n' "$out" | head -1
+}
+allow_local=(--allow-domain localhost --allow-domain 127.0.0.1)
+
+# Allowed names work: http://, https:// through CONNECT, and SOCKS5.
+is "an allowed name: http through the proxy" "hello over http" "$(get "${allow_local[@]}" -- http://localhost:$http/)"
+is "an allowed name: https through CONNECT, the server's own certificate" "hello over https" \
+    "$(get "${allow_local[@]}" -- https://localhost:$https/ --cacert "$d/cert.pem")"
+is "an allowed name: SOCKS5 with the name resolved by sbx" "hello over http" \
+    "$(get "${allow_local[@]}" -- http://localhost:$http/ -x socks5h://127.0.0.1:3128)"
+is "the variables point at the proxy" \
+    "http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:3128 localhost,127.0.0.1,::1" \
+    "$(sbx --allow-domain x.invalid -- sh -c 'echo "$HTTP_PROXY $https_proxy $ALL_PROXY $NO_PROXY"')"
+
+# A denied name: 403 at once, with the rule in a header and the body.
+out=$(get --allow-domain example.invalid -- http://evil.invalid/ -i | tr -d '\r')
+is "a name not allowed: 403" "HTTP/1.1 403 Forbidden" "$(printf '%s\n' "$out" | head -1)"
+is "a name not allowed: the header names the rule" "X-Sbx-Denied: no allow-domain matches evil.invalid" \
+    "$(printf '%s\n' "$out" | grep '^X-Sbx-Denied')"
+is "a name not allowed: the body says why and the fix" \
+    "sbx: connect to evil.invalid:80 refused: no allow-domain matches evil.invalid; allow with --allow-domain evil.invalid" \
+    "$(printf '%s\n' "$out" | tail -1)"
+took=$(get --allow-domain example.invalid -- https://evil.invalid/ -o /dev/null -w '%{time_total}')
+bound "a refused CONNECT fails in under 100 ms (curl's time: $took s)" \
+    "$python" -c "import sys; sys.exit(0 if float(sys.argv[1].split()[-1]) < 0.1 else 1)" "$took"
+not_ok "a refused CONNECT: curl fails" sbx --allow-domain example.invalid -- curl -sSf https://evil.invalid/
+get --allow-domain example.invalid -- http://evil.invalid/ -x socks5h://127.0.0.1:3128 >/dev/null
+ok "a name not allowed over SOCKS5: reply 2, not allowed by the rules" \
+    grep -q "^curl: (97) .*(2)" "$d/err"
+
+# Wildcards: *.NAME is every name below NAME, not NAME itself.
+is "*.invalid allows a.invalid (it then cannot be resolved: 502, not 403)" "HTTP/1.1 502 Bad Gateway" \
+    "$(header --allow-domain '*.invalid' -- http://a.invalid/)"
+is "*.invalid allows a.b.invalid" "HTTP/1.1 502 Bad Gateway" "$(header --allow-domain '*.invalid' -- http://a.b.invalid/)"
+is "*.invalid does not allow invalid itself" "X-Sbx-Denied: no allow-domain matches invalid" \
+    "$(header --allow-domain '*.invalid' -- http://invalid/)"
+is "*.localhost does not allow localhost" "X-Sbx-Denied: no allow-domain matches localhost" \
+    "$(header --allow-domain '*.localhost' --allow-domain 127.0.0.1 -- http://localhost:$http/)"
+
+# Deny beats allow.
+is "deny-domain beats the same allow-domain" "X-Sbx-Denied: deny-domain localhost" \
+    "$(header "${allow_local[@]}" --deny-domain localhost -- http://localhost:$http/)"
+is "a deny wildcard beats an exact allow" "X-Sbx-Denied: deny-domain *.invalid" \
+    "$(header --allow-domain a.invalid --deny-domain '*.invalid' -- http://a.invalid/)"
+is "a deny range beats an allowed name that resolves into it" "X-Sbx-Denied: deny-domain 127.0.0.0/8" \
+    "$(header --allow-domain localhost --deny-domain 127.0.0.0/8 -- http://localhost:$http/)"
+
+# A name that resolves to the loopback, and IP literals.
+is "a name resolving to 127.0.0.1 is refused unless the address is allowed" \
+    "X-Sbx-Denied: localhost resolves to 127.0.0.1, a loopback address" \
+    "$(header --allow-domain localhost -- http://localhost:$http/)"
+is "an IP literal is refused unless allowed as such" "X-Sbx-Denied: no allow-domain names the address 127.0.0.1" \
+    "$(header --allow-domain localhost -- http://127.0.0.1:$http/)"
+is "an IP literal allowed as such" "hello over http" "$(get --allow-domain 127.0.0.1 -- http://127.0.0.1:$http/)"
+
+# No other way to the host's loopback.
+not_ok "direct: the host's loopback is not the sandbox's" \
+    sbx "${allow_local[@]}" -- curl --noproxy '*' -sSf --max-time 5 http://127.0.0.1:$http/
+not_ok "direct from python: refused" sbx "${allow_local[@]}" -- "$python" -c \
+    "import socket; socket.create_connection(('127.0.0.1', $http), timeout=5)"
+
+# The run's denials: --json, and text mode's summary line.
+json=$(sbx --json --allow-domain example.invalid -- curl -sSf http://evil.invalid/x 2>/dev/null)
+is "--json: the refusal is a denial with its rule and fix" \
+    '[{"address": "evil.invalid:80", "fix": "--allow-domain evil.invalid", "operation": "connect", "rule": "no allow-domain matches evil.invalid"}]' \
+    "$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())["denials"], sort_keys=True))' <<<"$json")"
+text=$(sbx --allow-domain example.invalid -- curl -sSf http://evil.invalid/x 2>&1 >/dev/null)
+is "text mode: the summary names the refusal" \
+    "sbx: denied 1 operation; first: connect evil.invalid:80 (no allow-domain matches evil.invalid; allow with --allow-domain evil.invalid)" \
+    "$(printf '%s\n' "$text" | tail -1)"
+
+# The interface: usage errors, sbx policy, sbx check.
+out=$("$SBX" run -n full --allow-domain example.com -- true 2>&1)
+is "-n full with an allowlist: exit 125" 125 "$?"
+is "-n full with an allowlist: one line saying what to use" \
+    "sbx: --network: network 'full' cannot go with an allowlist (--allow-domain), which runs the command in the private network of -n limited with sbx's proxy; drop -n full" \
+    "$out"
+out=$("$SBX" run -n restricted --allow-domain example.com -- true 2>&1)
+is "-n restricted with an allowlist: exit 125" 125 "$?"
+ok "sbx policy shows the lists" sh -c "'$SBX' policy --allow-domain '*.Example.com' --deny-domain bad.example.com | grep -x 'allow domains     \*.example.com'"
+ok "sbx policy --json has the keys" sh -c "'$SBX' policy --json --allow-domain a.com | grep -q '\"allow_domains\"'"
+out=$("$SBX" check --allow-domain '*.example.com' --connect a.example.com:443 --connect example.com:443 2>&1)
+ok "sbx check --connect answers by name" grep -q '^denied   connect  example.com:443  (no allow-domain matches example.com' <<<"$out"
+
+# Nothing listens on the host: not while the command runs, not after.
+rm -f "$ws/started" "$ws/go"
+(cd "$ws" && "$SBX" run -p workspace-write --allow-domain example.invalid -- \
+    sh -c 'touch started; while [ ! -e go ]; do sleep 0.05; done') &
+run_pid=$!
+eventually test -e "$ws/started"
+is "while it runs, no new listening socket on the host" "$listening_servers" "$(ss -Hltn | awk '{print $4}' | sort)"
+touch "$ws/go"
+wait $run_pid
+is "the run ended" 0 "$?"
+kill $servers_pid
+wait $servers_pid 2>/dev/null
+is "after the run, the host listens where it did before" "$listening_before" "$(ss -Hltn | awk '{print $4}' | sort)"
+done_testing
