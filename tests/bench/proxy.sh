@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A download from a server on the host's loopback through the allowlist proxy
+# (--allow-domain: the command's connection is accepted by sbx, which
+# connects to the server and splices the bytes across) against the same
+# download direct (curl on the host), in one run:
+#   tests/bench/proxy.sh [BUILD_DIR [SIZE]]   (default: build 1G; RUNS=5;
+#                                             SBX=path overrides BUILD_DIR/sbx)
+# Direct and proxied downloads alternate so that a machine whose speed drifts
+# treats both alike; the line gives the best of RUNS of each and the ratio of
+# the throughputs (direct time / proxied time; the target is >= 0.8), and the
+# median of the per-pair ratios.  Figures, not assertions.
+set -u
+build=$(cd "${1:-build}" && pwd) || exit 1
+SIZE=${2:-1G}
+SBX=${SBX:-$build/sbx}
+[ -x "$SBX" ] || { echo "proxy.sh: $SBX is not an executable sbx (build it, or pass BUILD_DIR)" >&2; exit 1; }
+export SBX_LINUX_SANDBOX_EXE=${SBX_LINUX_SANDBOX_EXE:-$(dirname "$SBX")/codex-linux-sandbox}
+RUNS=${RUNS:-5}
+d=$(mktemp -d) || exit 1
+server_pid=
+trap '[ -n "$server_pid" ] && kill $server_pid 2>/dev/null; rm -rf "$d"' EXIT
+truncate -s "$SIZE" "$d/blob"  # sparse: the server's reads cost no disk
+cat >"$d/server.py" <<'PY'
+import http.server, os, sys
+blob, ready = sys.argv[1], sys.argv[2]
+class Blob(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    def do_GET(self):
+        size = os.path.getsize(blob)
+        self.send_response(200)
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        self.wfile.flush()
+        with open(blob, "rb") as f:
+            self.connection.sendfile(f)
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Blob)
+open(ready + ".tmp", "w").write(str(s.server_address[1]))
+os.rename(ready + ".tmp", ready)
+s.serve_forever()
+PY
+python3 "$d/server.py" "$d/blob" "$d/port" &
+server_pid=$!
+for _ in $(seq 1 100); do [ -e "$d/port" ] && break; sleep 0.1; done
+port=$(cat "$d/port") || exit 1
+url=http://localhost:$port/blob
+
+now_ns() { date +%s%N; }
+ms_of() {
+    local t0; t0=$(now_ns)
+    "$@" >/dev/null || echo "proxy.sh: failed: $*" >&2
+    echo $(( ($(now_ns) - t0) / 1000000 ))
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+direct=(curl -sSf --noproxy '*' -o /dev/null "$url")
+proxied=("$SBX" run --allow-domain localhost --allow-domain 127.0.0.1 -- curl -sSf --noproxy '' -o /dev/null "$url")
+best_d="" best_p="" ratios=""
+for _ in $(seq 1 "$RUNS"); do
+    t_d=$(ms_of "${direct[@]}")
+    t_p=$(ms_of "${proxied[@]}")
+    if [ -z "$best_d" ] || [ "$t_d" -lt "$best_d" ]; then best_d=$t_d; fi
+    if [ -z "$best_p" ] || [ "$t_p" -lt "$best_p" ]; then best_p=$t_p; fi
+    ratios+="$(ratio "$t_d" "$t_p")"$'\n'
+done
+echo "proxy.sh: $SIZE from a loopback server, best of $RUNS (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+printf '  direct %6s ms   through the proxy %6s ms   throughput ratio %s (median of pairs %s)\n' \
+    "$best_d" "$best_p" "$(ratio "$best_d" "$best_p")" "$(printf '%s' "$ratios" | median)"
