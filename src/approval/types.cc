@@ -104,6 +104,8 @@ CanonicalPolicy lifted_policy(const CanonicalPolicy& p) {
     CanonicalPolicy out = p;
     if (p.sandboxed_filesystem()) out.mode = Mode::DangerFullAccess;
     out.network = Network::Full;
+    out.allow_domains.clear();  // the full network has no allowlist proxy
+    out.deny_domains.clear();
     return out;
 }
 
