@@ -289,11 +289,12 @@ void AllowlistProxy::State::run() {
 void AllowlistProxy::State::serve(Fd client) {
     if (!track(client.get())) return;
     std::string head;
-    if (read_to(client.get(), head, 1)) {
-        if (head[0] == 0x05) serve_socks(std::move(client), std::move(head));
-        else serve_http(std::move(client), std::move(head));
+    if (!read_to(client.get(), head, 1)) {
+        untrack(client.get());  // before it closes: finish() shuts down only live sockets
+        return;
     }
-    // client was moved on, or is closed here
+    if (head[0] == 0x05) serve_socks(std::move(client), std::move(head));
+    else serve_http(std::move(client), std::move(head));
 }
 
 Fd AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
@@ -350,7 +351,6 @@ void AllowlistProxy::State::relay(Fd client, Fd upstream) {
     const int one = 1;
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ::setsockopt(upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (!track(upstream.get())) return;
     std::optional<std::thread> back;
     try {
         back.emplace([&] { pump(upstream.get(), client.get()); });

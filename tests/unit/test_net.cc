@@ -162,8 +162,9 @@ TEST_CASE("policy: an allowlist implies network limited; full and restricted are
     PolicyInput limited = with_domains({"example.com"});
     limited.network = Network::Limited;
     CHECK(resolve(limited, env).network == Network::Limited);
-    CHECK(error_of([&] { resolve(with_domains({}, {"x.com"}), env); })
-              .starts_with("--deny-domain: a deny-domain without an allow-domain allows no name"));
+    CHECK(error_of([&] {
+              resolve(with_domains({}, {"x.com"}), env);
+          }).starts_with("--deny-domain: a deny-domain without an allow-domain allows no name"));
     PolicyInput danger = with_domains({"example.com"});
     danger.mode = Mode::DangerFullAccess;
     CHECK(error_of([&] { resolve(danger, env); }).find("use -p external-sandbox") != std::string::npos);
@@ -182,10 +183,12 @@ TEST_CASE("policy JSON: the keys round-trip, and are absent without an allowlist
         parse_policy_text(R"({"allow_domains": ["*.Crates.io"], "deny_domains": []})", "f.json", env);
     CHECK(from_file.allow_domains == std::vector<std::string>{"*.crates.io"});
     CHECK(from_file.network == Network::Limited);
-    CHECK(error_of([&] { parse_policy_text(R"({"allow_domains": ["a.com:1"]})", "f.json", env); })
-              .starts_with("f.json: key 'allow_domains': 'a.com:1' has a port"));
-    CHECK(error_of([&] { parse_policy_text(R"({"allow_domains": ["a.com"], "network": "full"})", "f.json", env); })
-              .starts_with("f.json: key 'network': network 'full' cannot go with an allowlist"));
+    CHECK(error_of([&] {
+              parse_policy_text(R"({"allow_domains": ["a.com:1"]})", "f.json", env);
+          }).starts_with("f.json: key 'allow_domains': 'a.com:1' has a port"));
+    CHECK(error_of([&] {
+              parse_policy_text(R"({"allow_domains": ["a.com"], "network": "full"})", "f.json", env);
+          }).starts_with("f.json: key 'network': network 'full' cannot go with an allowlist"));
 }
 
 TEST_CASE("sbx check --connect answers by name") {
