@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -52,6 +53,15 @@ std::optional<std::uint16_t> parse_port(std::string_view s) {
     return static_cast<std::uint16_t>(port);
 }
 
+// Letters, digits, '.', '-', '_' and ':' only (a name or an address): what
+// the decisions, the headers and the denials may carry.
+bool plausible_host(std::string_view host) {
+    if (host.empty() || host.size() > 253) return false;
+    for (const char c : host)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_' && c != ':') return false;
+    return true;
+}
+
 // "host:port", "[v6]:port", or "host" with default_port.
 std::optional<Target> parse_authority(std::string_view a, std::optional<std::uint16_t> default_port) {
     std::string_view host, port;
@@ -67,7 +77,7 @@ std::optional<Target> parse_authority(std::string_view a, std::optional<std::uin
         host = a.substr(0, colon);
         port = colon == std::string_view::npos ? "" : a.substr(colon + 1);
     }
-    if (host.empty()) return std::nullopt;
+    if (!plausible_host(host)) return std::nullopt;
     std::optional<std::uint16_t> p = port.empty() ? default_port : parse_port(port);
     if (!p) return std::nullopt;
     return Target{normalize_host(host), *p};
@@ -487,6 +497,10 @@ void AllowlistProxy::State::serve_socks(Fd client, std::string head) {
     if (atyp == 0x01) ::inet_ntop(AF_INET, r.data() + 4, text, sizeof text);
     if (atyp == 0x04) ::inet_ntop(AF_INET6, r.data() + 4, text, sizeof text);
     t.host = atyp == 0x03 ? normalize_host(std::string_view(r).substr(5, length - 7)) : std::string(text);
+    if (!plausible_host(t.host)) {
+        reply(0x04);  // host unreachable: not a name
+        return done();
+    }
     t.port = static_cast<std::uint16_t>((static_cast<unsigned char>(r[length - 2]) << 8) |
                                         static_cast<unsigned char>(r[length - 1]));
     Decision d = decide_host(rules, t.host);

@@ -1,0 +1,119 @@
+// The allowlist proxy's runtime (net/proxy.h) in one process: the test plays
+// the helper (a listening socket on the host's loopback, sent over the
+// proxy's channel) and the command (a client of that socket).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+
+#include "net/proxy.h"
+#include "util/fd.h"
+
+using namespace sbx;
+using namespace sbx::net;
+
+namespace {
+
+// Listens on 127.0.0.1 (any port), hands the socket to the proxy; the port.
+std::uint16_t hand_listener(int channel) {
+    Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listener.get(), 16) == 0);
+    socklen_t size = sizeof a;
+    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
+    char byte = 'L';
+    iovec data{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &data;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    const int fd = listener.get();
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    REQUIRE(::sendmsg(channel, &m, 0) == 1);
+    return ntohs(a.sin_port);
+}
+
+Fd connect_to(std::uint16_t port) {
+    Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    return s;
+}
+
+std::string read_all(int fd) {
+    std::string out;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the proxy refuses by name: HTTP 403 with the rule, SOCKS reply 2, each recorded once") {
+    AllowlistProxy proxy(DomainRules{{"example.invalid"}, {}});
+    const std::uint16_t port = hand_listener(proxy.helper_channel());
+
+    Fd http = connect_to(port);
+    REQUIRE(write_all(http.get(), "CONNECT evil.invalid:443 HTTP/1.1\r\nHost: evil.invalid:443\r\n\r\n"));
+    const std::string answer = read_all(http.get());
+    CHECK(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"));
+    CHECK(answer.find("\r\nX-Sbx-Denied: no allow-domain matches evil.invalid\r\n") != std::string::npos);
+    CHECK(
+        answer.ends_with("\r\n\r\nsbx: connect to evil.invalid:443 refused: no allow-domain matches evil.invalid; "
+                         "allow with --allow-domain evil.invalid\n"));
+
+    Fd again = connect_to(port);  // the same refusal: one denial
+    REQUIRE(write_all(again.get(), "GET http://EVIL.invalid:443/x HTTP/1.1\r\n\r\n"));
+    CHECK(read_all(again.get()).starts_with("HTTP/1.1 403 Forbidden\r\n"));
+
+    Fd socks = connect_to(port);
+    const std::string greeting("\x05\x01\x00", 3);
+    const std::string request = std::string("\x05\x01\x00\x03\x0b", 5) + "bad.invalid" + std::string("\x00\x50", 2);
+    REQUIRE(write_all(socks.get(), greeting + request));
+    const std::string reply = read_all(socks.get());
+    CHECK(reply.substr(0, 2) == std::string("\x05\x00", 2));
+    REQUIRE(reply.size() >= 4);
+    CHECK(reply[3] == 0x02);
+
+    Fd bad = connect_to(port);
+    REQUIRE(write_all(bad.get(), "GET /x HTTP/1.1\r\n\r\n"));
+    CHECK(read_all(bad.get()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+
+    const auto denials = proxy.finish();
+    REQUIRE(denials.size() == 2);
+    CHECK(denials[0] ==
+          ProxyDenial{"evil.invalid", 443, "no allow-domain matches evil.invalid", "--allow-domain evil.invalid"});
+    CHECK(denials[1] ==
+          ProxyDenial{"bad.invalid", 80, "no allow-domain matches bad.invalid", "--allow-domain bad.invalid"});
+}
+
+TEST_CASE("the proxy ends cleanly with a connection still open and no listener ever sent") {
+    {
+        AllowlistProxy idle(DomainRules{{"example.invalid"}, {}});
+        CHECK(idle.finish().empty());
+    }
+    AllowlistProxy proxy(DomainRules{{"example.invalid"}, {}});
+    const std::uint16_t port = hand_listener(proxy.helper_channel());
+    Fd silent = connect_to(port);  // sends nothing: its thread waits for the head
+    Fd partial = connect_to(port);
+    REQUIRE(write_all(partial.get(), "CONNECT a.example.invalid"));
+    CHECK(proxy.finish().empty());  // returns: the waiting connections were shut down
+    CHECK(read_all(silent.get()).empty());
+}
