@@ -152,6 +152,8 @@ void pump(int from, int to) {
 
 }  // namespace
 
+class Live;
+
 struct AllowlistProxy::State {
     DomainRules rules;
     Fd ours, theirs;  // the socket pair: ours receives the listener
@@ -188,13 +190,45 @@ struct AllowlistProxy::State {
     }
 
     void run();
-    void serve(Fd client);
-    void serve_http(Fd client, std::string head);
-    void serve_socks(Fd client, std::string head);
+    void serve(Fd accepted);
+    void serve_http(Live& client, std::string head);
+    void serve_socks(Live& client, std::string head);
     // The upstream connection, or why not (decision set on a refusal).
-    Fd connect_to(const Target& t, Failure& why, Decision& refusal);
-    void relay(Fd client, Fd upstream);
+    Live connect_to(const Target& t, Failure& why, Decision& refusal);
+    void relay(Live& client, Live& upstream);
     void reap(bool all);
+};
+
+// A socket of a live connection: while it is open, finish() can shut it
+// down (which ends the threads blocked on it); it is forgotten before it
+// closes, so that finish() never touches a descriptor number reused since.
+class Live {
+public:
+    Live() = default;
+    // Invalid (and fd closed) when the proxy is already finishing.
+    Live(AllowlistProxy::State& state, Fd fd) : state_(&state), fd_(std::move(fd)) {
+        if (fd_.valid() && !state_->track(fd_.get())) fd_.reset();
+    }
+    Live(Live&& other) noexcept : state_(other.state_), fd_(std::move(other.fd_)) {}
+    Live& operator=(Live&& other) noexcept {
+        if (this != &other) {
+            close();
+            state_ = other.state_;
+            fd_ = std::move(other.fd_);
+        }
+        return *this;
+    }
+    ~Live() { close(); }
+    int get() const { return fd_.get(); }
+    bool valid() const { return fd_.valid(); }
+    void close() {
+        if (fd_.valid()) state_->untrack(fd_.get());
+        fd_.reset();
+    }
+
+private:
+    AllowlistProxy::State* state_ = nullptr;
+    Fd fd_;
 };
 
 namespace {
@@ -296,18 +330,15 @@ void AllowlistProxy::State::run() {
     reap(true);
 }
 
-void AllowlistProxy::State::serve(Fd client) {
-    if (!track(client.get())) return;
+void AllowlistProxy::State::serve(Fd accepted) {
+    Live client(*this, std::move(accepted));
     std::string head;
-    if (!read_to(client.get(), head, 1)) {
-        untrack(client.get());  // before it closes: finish() shuts down only live sockets
-        return;
-    }
-    if (head[0] == 0x05) serve_socks(std::move(client), std::move(head));
-    else serve_http(std::move(client), std::move(head));
+    if (!client.valid() || !read_to(client.get(), head, 1)) return;
+    if (head[0] == 0x05) serve_socks(client, std::move(head));
+    else serve_http(client, std::move(head));
 }
 
-Fd AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
+Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -316,7 +347,7 @@ Fd AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& re
     const std::string port = std::to_string(t.port);
     if (::getaddrinfo(t.host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
         why = Failure::NotFound;
-        return Fd();
+        return Live();
     }
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
     why = Failure::Unreachable;
@@ -335,8 +366,8 @@ Fd AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& re
             continue;
         }
         any_allowed = true;
-        Fd s(::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-        if (!s.valid() || !track(s.get())) continue;
+        Live s(*this, Fd(::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)));
+        if (!s.valid()) continue;
         int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
         if (rc != 0 && errno == EINPROGRESS) {
             pollfd p{s.get(), POLLOUT, 0};
@@ -351,13 +382,12 @@ Fd AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& re
             ::fcntl(s.get(), F_SETFL, ::fcntl(s.get(), F_GETFL) & ~O_NONBLOCK);
             return s;
         }
-        untrack(s.get());
     }
     if (!any_allowed && !refusal.rule.empty()) why = Failure::Refused;
-    return Fd();
+    return Live();
 }
 
-void AllowlistProxy::State::relay(Fd client, Fd upstream) {
+void AllowlistProxy::State::relay(Live& client, Live& upstream) {
     const int one = 1;
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ::setsockopt(upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -370,17 +400,12 @@ void AllowlistProxy::State::relay(Fd client, Fd upstream) {
         pump(client.get(), upstream.get());
         back->join();
     }
-    untrack(upstream.get());
-    untrack(client.get());
 }
 
-void AllowlistProxy::State::serve_http(Fd client, std::string head) {
+void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     std::size_t end;
     while ((end = head.find("\r\n\r\n")) == std::string::npos) {
-        if (head.size() >= kMaxHead || !read_some(client.get(), head)) {
-            untrack(client.get());
-            return;
-        }
+        if (head.size() >= kMaxHead || !read_some(client.get(), head)) return;
     }
     const std::string_view all(head);
     const std::string_view request_line = all.substr(0, all.find("\r\n"));
@@ -389,7 +414,6 @@ void AllowlistProxy::State::serve_http(Fd client, std::string head) {
 
     auto fail = [&](int code, std::string_view reason, std::string_view body) {
         send_all(client.get(), http_error(code, reason, body));
-        untrack(client.get());
     };
     const auto sp1 = request_line.find(' ');
     const auto sp2 = request_line.rfind(' ');
@@ -422,18 +446,16 @@ void AllowlistProxy::State::serve_http(Fd client, std::string head) {
         deny(*target, d);
         send_all(client.get(),
                  http_error(403, "Forbidden", refusal_body(*target, d), fmt::format("X-Sbx-Denied: {}\r\n", d.rule)));
-        untrack(client.get());
         return;
     }
     Failure why{};
     Decision refusal;
-    Fd upstream = connect_to(*target, why, refusal);
+    Live upstream = connect_to(*target, why, refusal);
     if (!upstream.valid()) {
         if (why == Failure::Refused) {
             deny(*target, refusal);
             send_all(client.get(), http_error(403, "Forbidden", refusal_body(*target, refusal),
                                               fmt::format("X-Sbx-Denied: {}\r\n", refusal.rule)));
-            untrack(client.get());
             return;
         }
         const std::string body =
@@ -444,36 +466,28 @@ void AllowlistProxy::State::serve_http(Fd client, std::string head) {
     }
     if (tunnel) {
         if (!send_all(client.get(), "HTTP/1.1 200 Connection established\r\n\r\n") ||
-            (!rest.empty() && !send_all(upstream.get(), rest))) {
-            untrack(client.get());
-            untrack(upstream.get());
+            (!rest.empty() && !send_all(upstream.get(), rest)))
             return;
-        }
     } else {
         const std::string forwarded = fmt::format("{} {} {}\r\n{}Connection: close\r\n\r\n{}", method, path, version,
                                                   forwarded_headers(headers), rest);
-        if (!send_all(upstream.get(), forwarded)) {
-            untrack(client.get());
-            untrack(upstream.get());
-            return;
-        }
+        if (!send_all(upstream.get(), forwarded)) return;
     }
-    relay(std::move(client), std::move(upstream));
+    relay(client, upstream);
 }
 
-void AllowlistProxy::State::serve_socks(Fd client, std::string head) {
+void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     const int fd = client.get();
-    auto done = [&] { untrack(fd); };
     // Greeting: 05 NMETHODS METHODS...; only "no authentication" (00).
-    if (!read_to(fd, head, 2) || !read_to(fd, head, 2 + static_cast<unsigned char>(head[1]))) return done();
+    if (!read_to(fd, head, 2) || !read_to(fd, head, 2 + static_cast<unsigned char>(head[1]))) return;
     if (head.find('\0', 2) == std::string::npos) {
         send_all(fd, std::string_view("\x05\xff", 2));
-        return done();
+        return;
     }
-    if (!send_all(fd, std::string_view("\x05\x00", 2))) return done();
+    if (!send_all(fd, std::string_view("\x05\x00", 2))) return;
     // Request: 05 CMD 00 ATYP ADDR PORT.
     std::string r;
-    if (!read_to(fd, r, 5)) return done();
+    if (!read_to(fd, r, 5)) return;
     auto reply = [&](char code) {
         const char answer[10] = {0x05, code, 0x00, 0x01, 0, 0, 0, 0, 0, 0};
         return send_all(fd, std::string_view(answer, sizeof answer));
@@ -485,12 +499,12 @@ void AllowlistProxy::State::serve_socks(Fd client, std::string head) {
     else if (atyp == 0x03) length = 4 + 1 + static_cast<unsigned char>(r[4]) + 2;
     else {
         reply(0x08);  // address type not supported
-        return done();
+        return;
     }
-    if (r[0] != 0x05 || !read_to(fd, r, length)) return done();
+    if (r[0] != 0x05 || !read_to(fd, r, length)) return;
     if (r[1] != 0x01) {
         reply(0x07);  // only CONNECT
-        return done();
+        return;
     }
     Target t;
     char text[INET6_ADDRSTRLEN] = {};
@@ -499,7 +513,7 @@ void AllowlistProxy::State::serve_socks(Fd client, std::string head) {
     t.host = atyp == 0x03 ? normalize_host(std::string_view(r).substr(5, length - 7)) : std::string(text);
     if (!plausible_host(t.host)) {
         reply(0x04);  // host unreachable: not a name
-        return done();
+        return;
     }
     t.port = static_cast<std::uint16_t>((static_cast<unsigned char>(r[length - 2]) << 8) |
                                         static_cast<unsigned char>(r[length - 1]));
@@ -507,21 +521,18 @@ void AllowlistProxy::State::serve_socks(Fd client, std::string head) {
     if (!d.allowed) {
         deny(t, d);
         reply(0x02);  // connection not allowed by ruleset
-        return done();
+        return;
     }
     Failure why{};
     Decision refusal;
-    Fd upstream = connect_to(t, why, refusal);
+    Live upstream = connect_to(t, why, refusal);
     if (!upstream.valid()) {
         if (why == Failure::Refused) deny(t, refusal);
         reply(why == Failure::Refused ? 0x02 : why == Failure::NotFound ? 0x04 : 0x05);
-        return done();
+        return;
     }
-    if (!reply(0x00)) {
-        untrack(upstream.get());
-        return done();
-    }
-    relay(std::move(client), std::move(upstream));
+    if (!reply(0x00)) return;
+    relay(client, upstream);
 }
 
 AllowlistProxy::AllowlistProxy(DomainRules rules) : state_(std::make_shared<State>()) {

@@ -111,6 +111,11 @@ TEST_CASE("the proxy ends cleanly with a connection still open and no listener e
     }
     AllowlistProxy proxy(DomainRules{{"example.invalid"}, {}});
     const std::uint16_t port = hand_listener(proxy.helper_channel());
+    Fd first = connect_to(port);  // answered: the proxy has the listener
+    REQUIRE(write_all(first.get(), "GET / HTTP/1.0\r\n\r\n"));
+    CHECK(read_all(first.get()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+    // Accepted or still queued, these end with the proxy: shut down, or
+    // reset when the listener closes.
     Fd silent = connect_to(port);  // sends nothing: its thread waits for the head
     Fd partial = connect_to(port);
     REQUIRE(write_all(partial.get(), "CONNECT a.example.invalid"));
