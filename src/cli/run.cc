@@ -50,6 +50,7 @@ PolicyArgs with_flags(PolicyArgs args, const std::vector<std::string>& added) {
         else if (flag == "-n") in.network = parse_network(value);
         else if (flag == "-w") in.writable_roots.push_back({value, "--writable-root"});
         else if (flag == "--unprotect") in.unprotect.push_back(value);
+        else if (flag == "--allow-domain") in.allow_domains.push_back({value, "--allow-domain"});
         else if (flag == "--read-only")
             in.extra_entries.push_back({{FsTarget::Kind::Path, value}, FsAccess::Read, "--read-only"});
     }
@@ -168,6 +169,7 @@ public:
         if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials)
             a.denial = analyze_recorded(a.result, a.helper, audited);
         else if (a.plan.sandbox == SandboxKind::Linux) add_recorded_network(a.denial, a.result, a.helper);
+        if (!refused.empty()) add_proxy_denials(a, refused);
         if (a.sandboxed) {  // each denial's rule and fix (report/fix.h), against the command's cwd
             Environment env = system_environment();
             env.cwd = args_.command.cwd;
@@ -179,7 +181,6 @@ public:
                         return resolve_policy_args(with_flags(args_.policy, added), args_.command.cwd).policy;
                     });
         }
-        if (!refused.empty()) add_proxy_denials(a, refused);
         if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;
     }

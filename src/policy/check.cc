@@ -79,12 +79,11 @@ Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
             if (p.by_name() && !is_loopback(host)) {
                 const net::Decision d = net::decide_host({p.allow_domains, p.deny_domains}, host);
                 v.allowed = d.allowed;
-                v.rule = d.allowed
-                             ? d.rule + ", through sbx's proxy (HTTP_PROXY, ALL_PROXY)" +
-                                   (net::parse_address(host) ? std::string()
-                                                             : "; refused when it resolves to a loopback, "
-                                                               "private or link-local address not allowed")
-                             : fmt::format("{} ({})", d.rule, d.fix.starts_with("--") ? "allow with " + d.fix : d.fix);
+                v.rule = d.allowed ? d.rule + ", through sbx's proxy (HTTP_PROXY, ALL_PROXY)" +
+                                         (net::parse_address(host) ? std::string()
+                                                                   : "; refused when it resolves to a loopback, "
+                                                                     "private or link-local address not allowed")
+                                   : d.rule;
                 break;
             }
             v.allowed = is_loopback(host);

@@ -51,10 +51,11 @@ std::vector<std::string> without(const std::vector<std::string>& invocation,
 }
 
 // The flags of all fixes, merged: one -p and one -n at most, each -w,
-// --unprotect and --read-only once, a -w inside another left out.
+// --unprotect, --read-only and --allow-domain once, a -w inside another left
+// out.
 std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>& fixes) {
     std::string mode, network;
-    std::vector<std::string> writable, unprotect, read_only;
+    std::vector<std::string> writable, unprotect, read_only, domains;
     auto add_once = [](std::vector<std::string>& v, const std::string& x) {
         if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
     };
@@ -67,6 +68,7 @@ std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>
             else if (flag == "-w") add_once(writable, value);
             else if (flag == "--unprotect") add_once(unprotect, value);
             else if (flag == "--read-only") add_once(read_only, value);
+            else if (flag == "--allow-domain") add_once(domains, value);
         }
     std::vector<std::string> out;
     if (!mode.empty()) out.insert(out.end(), {"-p", mode});
@@ -78,6 +80,7 @@ std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>
     }
     for (const auto& n : unprotect) out.insert(out.end(), {"--unprotect", n});
     for (const auto& r : read_only) out.insert(out.end(), {"--read-only", r});
+    for (const auto& d : domains) out.insert(out.end(), {"--allow-domain", d});
     return out;
 }
 

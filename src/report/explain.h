@@ -39,7 +39,7 @@ using ResolveWith = std::function<CanonicalPolicy(const std::vector<std::string>
 // invocation: sbx's argv before the command (argv[0], "run", options, any
 // "--" left out); command: the command's argv.  A fix that names a mode or a
 // network level (-p, -n) replaces the invocation's own (-p X, -pX, --policy X,
-// --policy=X); -w, --unprotect and --read-only are added once each, a -w
+// --policy=X); -w, --unprotect, --read-only and --allow-domain are added once each, a -w
 // below another one left out.  The result is checked, not hoped for: the
 // policy with the added flags is resolved, a -w it does not need (the new
 // mode already makes the place writable) is dropped, and a denial it still

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "net/domain.h"
 #include "policy/check.h"
 #include "util/shell_word.h"
 
@@ -138,9 +139,30 @@ Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target,
     return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
 }
 
+// The host of HOST:PORT or [V6]:PORT.
+std::string host_of(const std::string& address) {
+    if (address.starts_with('[')) return address.substr(1, address.find(']') - 1);
+    return address.substr(0, address.rfind(':'));
+}
+
 Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     if (is_serving(d.operation) && p.network == Network::Restricted)
         return Fix{"network restricted: no sockets except AF_UNIX socketpair", {"-n", "limited"}, ""};
+    // An allowlist (--allow-domain): the proxy's decision by name; -n full
+    // would be a usage error with it.
+    if (p.by_name() && !d.address.empty()) {
+        const std::string host = host_of(d.address);
+        const net::Decision by_name = net::decide_host({p.allow_domains, p.deny_domains}, host);
+        if (by_name.allowed)  // the name passed: the proxy refused the address it resolved to
+            return refuse(by_name.rule,
+                          "the name is allowed, the address it resolved to is not (the proxy's note names it)");
+        if (by_name.fix.starts_with("--")) {
+            const auto space = by_name.fix.find(' ');
+            return Fix{by_name.rule, {by_name.fix.substr(0, space), by_name.fix.substr(space + 1)}, ""};
+        }
+        const std::string_view none = "no flag suggested: ";
+        return refuse(by_name.rule, by_name.fix.starts_with(none) ? by_name.fix.substr(none.size()) : by_name.fix);
+    }
     Verdict v;
     try {
         v = check_access(p, Access::Connect, d.address, Environment{});
@@ -207,6 +229,7 @@ Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
 
 void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environment& env) {
     for (auto& d : a.denials) {
+        if (!d.rule.empty() && !d.fix.empty()) continue;  // its source knew exactly (the allowlist proxy)
         const Fix f = fix_for(p, d, env);
         d.rule = f.rule;
         d.fix = f.text();

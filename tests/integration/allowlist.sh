@@ -143,6 +143,12 @@ is "text mode: the summary names the refusal" \
     "sbx: denied 1 operation; first: connect evil.invalid:80 (no allow-domain matches evil.invalid; allow with --allow-domain evil.invalid)" \
     "$(printf '%s\n' "$text" | tail -1)"
 
+# --explain: the allowlist's own fix, merged into the line (never -n full, a usage error with it).
+json=$(sbx --json --explain --allow-domain example.invalid -- curl -sSf http://evil.invalid/x 2>/dev/null)
+is "--explain: the line adds --allow-domain for the refused name" \
+    "--allow-domain evil.invalid|1" \
+    "$("$python" -c 'import json,sys; e=json.loads(sys.stdin.read())["explain"]; print(" ".join(e["added"]) + "|" + str(e["allowed"]))' <<<"$json")"
+
 # The interface: usage errors, sbx policy, sbx check.
 out=$("$SBX" run -n full --allow-domain example.com -- true 2>&1)
 is "-n full with an allowlist: exit 125" 125 "$?"

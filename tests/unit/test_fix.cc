@@ -235,3 +235,18 @@ TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's g
     CHECK(a.guess->path == "/etc/x");
     CHECK(a.guess->fix == "-w /etc");
 }
+
+TEST_CASE("fix: with an allowlist, the allowlist's own flag, never -n full") {
+    const FakeFs fs = machine();
+    const Environment env = env_of(fs);
+    PolicyInput in{};
+    in.mode = Mode::WorkspaceWrite;
+    in.allow_domains = {{"example.com", "--allow-domain"}};
+    const CanonicalPolicy p = resolve(in, env);
+    const Fix f = fix_for(p, connect("evil.example:443"), env);
+    CHECK(f.rule == "no allow-domain matches evil.example");
+    CHECK(f.flags_text() == "--allow-domain evil.example");
+    // The name passed: the proxy refused the address it resolved to (its own note says which).
+    CHECK(fix_for(p, connect("example.com:443"), env).text() ==
+          "no flag suggested: the name is allowed, the address it resolved to is not (the proxy's note names it)");
+}
