@@ -101,13 +101,15 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     const std::string request = to_json(prompt).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 
     int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         throw Error(fmt::format("--approver {}: socketpair: {}", program_, std::strerror(errno)));
     Fd in_parent(sv[0]), in_child(sv[1]);
     int pp[2];
-    if (::pipe2(pp, O_CLOEXEC) != 0)
-        throw Error(fmt::format("--approver {}: pipe: {}", program_, std::strerror(errno)));
+    if (::pipe(pp) != 0) throw Error(fmt::format("--approver {}: pipe: {}", program_, std::strerror(errno)));
     Fd out_parent(pp[0]), out_child(pp[1]);
+    // CLOEXEC after the fact (macOS has neither pipe2 nor SOCK_CLOEXEC): sbx
+    // starts no thread, so no other spawn can see them meanwhile.
+    for (int fd : {sv[0], sv[1], pp[0], pp[1]}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 
     // Everything the child needs is prepared before it starts; it makes
     // only async-signal-safe calls (exec/spawn.h).

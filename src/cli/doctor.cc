@@ -56,12 +56,6 @@ json audit_report() {
     return audit;
 }
 
-json to_json(const probes::Probe& p) {
-    json checks = json::array();
-    for (const auto& c : p.checks) checks.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
-    return {{"mode", p.mode}, {"enforced", p.enforced}, {"checks", checks}};
-}
-
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
 }  // namespace
@@ -110,10 +104,11 @@ int doctor_command(const DoctorArgs& args) {
             probes.push_back(p);
         } else {
             probes::HostListener host;
-            probes.push_back(probes::probe_read_only(helper, ws.path()));
-            probes.push_back(probes::probe_workspace_write(helper, ws.path(), outside.path()));
-            probes.push_back(probes::probe_network(helper, ws.path(), host, Network::Restricted));
-            probes.push_back(probes::probe_network(helper, ws.path(), host, Network::Limited));
+            const probes::ProbeTarget sandbox{TargetOs::Linux, PlatformPaths{helper, {}}};
+            probes.push_back(probes::probe_read_only(sandbox, ws.path()));
+            probes.push_back(probes::probe_workspace_write(sandbox, ws.path(), outside.path()));
+            probes.push_back(probes::probe_network(sandbox, ws.path(), host, Network::Restricted));
+            probes.push_back(probes::probe_network(sandbox, ws.path(), host, Network::Limited));
         }
     } else {
         probes::Probe p{"all"};
@@ -123,7 +118,7 @@ int doctor_command(const DoctorArgs& args) {
     bool all = true;
     report["probes"] = json::array();
     for (const auto& p : probes) {
-        report["probes"].push_back(to_json(p));
+        report["probes"].push_back(probes::to_json(p));
         all = all && p.enforced;
     }
     report["not_enforced_without_user_namespaces"] = {"protected paths",
@@ -146,11 +141,7 @@ int doctor_command(const DoctorArgs& args) {
     fmt::print("helper:           {}\n",
                helper.empty() ? "not found: " + report["helper"]["error"].get<std::string>() : helper);
     fmt::print("sandbox-exec:     {} (macOS only)\n", is_executable("/usr/bin/sandbox-exec") ? "present" : "absent");
-    for (const auto& p : probes) {
-        fmt::print("probe {}: {}\n", p.mode, p.enforced ? "enforced" : "NOT ENFORCED");
-        for (const auto& c : p.checks)
-            fmt::print("  [{}] {}{}\n", c.ok ? "ok" : "FAIL", c.name, c.ok ? "" : " (" + c.detail + ")");
-    }
+    for (const auto& p : probes) fmt::print("{}", probes::to_text(p));
     fmt::print("{}\n", all ? "every mode is enforced" : "some modes are NOT enforced");
     return all ? 0 : 1;
 }

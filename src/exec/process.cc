@@ -1,19 +1,17 @@
 #include "exec/process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -38,58 +36,9 @@ std::string_view env_name(std::string_view entry) {
     return eq == std::string_view::npos ? entry : entry.substr(0, eq);
 }
 
-struct ProcEntry {
-    pid_t pid;
-    pid_t ppid;
-    char state;
-};
+}  // namespace
 
-// The start of a small /proc file in buf, NUL-terminated; false when it
-// cannot be read (the process is gone).
-template <std::size_t N>
-bool read_proc_file(const char* path, char (&buf)[N]) {
-    Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) return false;
-    const ssize_t n = ::read(fd.get(), buf, N - 1);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    return true;
-}
-
-// pid, ppid and state from /proc/PID/stat ("pid (comm) S ppid ..."; comm may
-// contain spaces and parentheses, so parse after the last ')').
-bool read_stat(pid_t pid, ProcEntry& out) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-    char buf[512];
-    if (!read_proc_file(path, buf)) return false;
-    const char* close_paren = std::strrchr(buf, ')');
-    if (close_paren == nullptr) return false;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return false;
-    out = ProcEntry{pid, static_cast<pid_t>(ppid), state};
-    return true;
-}
-
-std::vector<ProcEntry> scan_proc() {
-    std::vector<ProcEntry> entries;
-    // Without /proc only the process-group kill remains (the caller's).
-    DIR* dir = ::opendir("/proc");
-    if (dir == nullptr) return entries;
-    while (const dirent* d = ::readdir(dir)) {
-        char* end = nullptr;
-        const long pid = std::strtol(d->d_name, &end, 10);
-        if (end == d->d_name || *end != '\0' || pid <= 0) continue;
-        ProcEntry e{};
-        if (read_stat(static_cast<pid_t>(pid), e)) entries.push_back(e);
-    }
-    ::closedir(dir);
-    return entries;
-}
-
-std::vector<ProcEntry> descendant_entries(pid_t ancestor) {
-    const auto all = scan_proc();
+std::vector<ProcEntry> descendant_entries_of(pid_t ancestor, const std::vector<ProcEntry>& all) {
     std::multimap<pid_t, const ProcEntry*> children;
     for (const auto& e : all) children.emplace(e.ppid, &e);
     std::vector<ProcEntry> out;
@@ -106,14 +55,28 @@ std::vector<ProcEntry> descendant_entries(pid_t ancestor) {
     return out;
 }
 
-}  // namespace
-
 Pipe make_pipe() {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    if (::pipe(fds) != 0) throw Error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    // sbx starts no thread, so no other spawn sees them before they are CLOEXEC.
+    Fd read(fds[0]), write(fds[1]);
+    if (::fcntl(fds[0], F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(fds[1], F_SETFD, FD_CLOEXEC) != 0)
+        throw Error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
     Pipe p;
-    p.read = Fd(fd_above_stdio(fds[0]));
-    p.write = Fd(fd_above_stdio(fds[1]));
+    p.read = Fd(fd_above_stdio(read.release()));
+    p.write = Fd(fd_above_stdio(write.release()));
+    return p;
+}
+
+Pipe make_socketpair() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+        throw Error(fmt::format("cannot create a socket pair: {}", std::strerror(errno)));
+    Pipe p;
+    p.read = Fd(fds[0]);
+    p.write = Fd(fds[1]);
+    if (::fcntl(fds[0], F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(fds[1], F_SETFD, FD_CLOEXEC) != 0)
+        throw Error(fmt::format("cannot create a socket pair: {}", std::strerror(errno)));
     return p;
 }
 
@@ -146,72 +109,61 @@ std::vector<std::string> exec_candidates(const std::string& argv0, const std::ve
     return sbx::exec_candidates(argv0, path);
 }
 
+std::vector<ProcEntry> descendant_entries(pid_t ancestor) { return descendant_entries_of(ancestor, process_table()); }
+
 std::vector<pid_t> descendants_of(pid_t ancestor) {
     std::vector<pid_t> out;
     for (const auto& e : descendant_entries(ancestor)) out.push_back(e.pid);
     return out;
 }
 
-namespace {
-
-// Whether one thread (its /proc status file) has a stop signal pending that
-// it can still act on.
-bool thread_stop_in_flight(const char* status_path) {
-    char buf[4096];
-    if (!read_proc_file(status_path, buf)) return false;
-    auto field = [&](const char* name) -> const char* {
-        const char* at = std::strstr(buf, name);
-        return at == nullptr ? nullptr : at + std::strlen(name);
-    };
-    const char* state = field("\nState:\t");
-    if (state == nullptr || std::strchr("TtZX", *state) != nullptr) return false;  // already stopped, or gone
-    auto mask = [&](const char* name) -> unsigned long long {
-        const char* at = field(name);
-        return at == nullptr ? 0 : std::strtoull(at, nullptr, 16);
-    };
-    constexpr unsigned long long kStops =
-        1ULL << (SIGSTOP - 1) | 1ULL << (SIGTSTP - 1) | 1ULL << (SIGTTIN - 1) | 1ULL << (SIGTTOU - 1);
-    return ((mask("\nSigPnd:\t") | mask("\nShdPnd:\t")) & kStops & ~mask("\nSigBlk:\t")) != 0;
-}
-
-}  // namespace
-
-bool stop_signal_in_flight(pid_t ancestor) {
-    for (const auto& e : descendant_entries(ancestor)) {
-        if (e.state == 'T' || e.state == 't' || e.state == 'Z' || e.state == 'X') continue;
-        char path[64];
-        std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(e.pid));
-        DIR* dir = ::opendir(path);
-        if (dir == nullptr) continue;
-        bool found = false;
-        while (const dirent* d = ::readdir(dir)) {
-            if (d->d_name[0] == '.') continue;
-            char status[320];
-            std::snprintf(status, sizeof status, "/proc/%d/task/%s/status", static_cast<int>(e.pid), d->d_name);
-            if ((found = thread_stop_in_flight(status))) break;
+std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group) {
+    std::set<pid_t> stopped;
+    for (int round = 0; round < 16; ++round) {
+        bool more = false;
+        const auto table = process_table();
+        auto found = descendant_entries_of(ancestor, table);
+        for (const auto& e : table)
+            if (group > 0 && e.pgid == group) found.push_back(e);
+        for (const auto& e : found) {
+            if (e.state == 'Z' || !stopped.insert(e.pid).second) continue;
+            ::kill(e.pid, SIGSTOP);
+            more = true;
         }
-        ::closedir(dir);
-        if (found) return true;
+        if (!more) break;
     }
-    return false;
+    return {stopped.begin(), stopped.end()};
 }
 
-std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms) {
+std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms, const std::vector<pid_t>& also) {
     const pid_t self = ::getpid();
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+    std::set<pid_t> pending(also.begin(), also.end());  // not yet seen dead
     while (true) {
-        // sbx is a child subreaper, so every living descendant has an ancestor
-        // (or itself) among sbx's children: no child at all means none is
-        // left, and the /proc scan below is not needed.
+        // Every descendant has an ancestor (or itself) among sbx's children:
+        // no child at all means none is left, and the scan below is not
+        // needed.  (With a subreaper, the Linux backend, that includes the
+        // orphans; without, only `also` can name them.)
         siginfo_t info{};
-        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD) return 0;
+        const bool no_child = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
+        if (no_child && pending.empty()) return 0;
+        const auto table = process_table();
         std::size_t remaining = 0;
-        for (const auto& e : descendant_entries(self)) {
+        for (const auto& e : descendant_entries_of(self, table)) {
+            pending.erase(e.pid);                                // counted here
             if (e.pid == skip_reap && e.state == 'Z') continue;  // reaped by the caller
             ++remaining;
             if (e.state != 'Z') ::kill(e.pid, SIGKILL);
             if (e.ppid == self && e.pid != skip_reap) ::waitpid(e.pid, nullptr, WNOHANG);
         }
+        // Those out of sbx's tree: dead once gone or a zombie (reaped by
+        // whoever adopted them).
+        std::set<pid_t> live;
+        for (const auto& e : table)
+            if (e.state != 'Z' && pending.count(e.pid) != 0) live.insert(e.pid);
+        for (pid_t p : live) ::kill(p, SIGKILL);
+        pending = live;
+        remaining += live.size();
         if (remaining == 0) return 0;
         if (std::chrono::steady_clock::now() >= until) return remaining;
         std::this_thread::sleep_for(std::chrono::microseconds(500));

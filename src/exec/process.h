@@ -34,10 +34,50 @@ std::vector<std::string> child_environment(const ExecPlan&, const char* const* b
 // environment; the default search path when PATH is unset).
 std::vector<std::string> exec_candidates(const std::string& argv0, const std::vector<std::string>& env);
 
-// Every live or zombie descendant of `ancestor`, from /proc (PPid chains).
+// A CLOEXEC stream socket pair (read: one end, write: the other).  Throws Error.
+Pipe make_socketpair();
+
+// One process of the process table: its parent and its state ('Z' a
+// zombie, 'T' or 't' stopped, another letter running or asleep).
+struct ProcEntry {
+    pid_t pid;
+    pid_t ppid;
+    char state;
+    pid_t pgid;
+};
+// Every process this user can see (proc_linux.cc: /proc; proc_macos.cc:
+// libproc's proc_listallpids and proc_pidinfo).
+std::vector<ProcEntry> process_table();
+// The descendants of `ancestor` in a table (PPid chains).
+std::vector<ProcEntry> descendant_entries_of(pid_t ancestor, const std::vector<ProcEntry>& all);
+std::vector<ProcEntry> descendant_entries(pid_t ancestor);
+
+// Every live or zombie descendant of `ancestor`, from the process table (PPid chains).
 std::vector<pid_t> descendants_of(pid_t ancestor);
 
-// Whether a descendant of `ancestor` has yet to act on a stop signal
+// SIGSTOP to every descendant of `ancestor` and every member of process
+// group `group` (0: none), again for those forked
+// meanwhile, until no new one appears (16 rounds at most): none can fork,
+// nor be orphaned out of reach, while they are killed one by one.  Without
+// a subreaper (the portable backend), a descendant whose parent dies is
+// reparented outside sbx's tree and cannot be found again.
+// Returns them (for kill_all_descendants' `also`).
+std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group);
+
+// A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
+// that fd writes to, so that a reader who stops reading never blocks the loop
+// (the deadline and the signals stay served); the caller's description keeps
+// its flags.  Invalid where it cannot be had (a regular file, which does not
+// stall; a socket; no /proc; a pipe of another user; macOS, where opening
+// /dev/fd/N duplicates the fd): writes there block.
+Fd nonblocking_copy(int fd);
+
+// Whether pid still runs the file at path (it has not exec'd something
+// else).  Linux only (the helper); false elsewhere.
+bool still_runs(pid_t pid, const std::string& path);
+
+// Whether a descendant of `ancestor` has yet to act on a stop signal (Linux:
+// /proc's signal masks; macOS cannot tell, and says no)
 // (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) sent to it: one is pending, not
 // blocked by a thread that is not stopped.  Such a process is still running
 // (woken by the signal, not yet scheduled) and, until it has acted on it, a
@@ -47,7 +87,9 @@ bool stop_signal_in_flight(pid_t ancestor);
 // SIGKILL to every descendant of this process and reap those that are its
 // own children, until none is left or `budget_ms` has passed; `skip_reap`
 // (the main child, reaped through its pidfd) is killed but not waited for.
-// Returns the number of descendants still present at the end.
-std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms);
+// `also` (stop_descendants' list) are killed too wherever they are now (an
+// orphan reparented out of sbx's tree) and waited for until they are gone
+// or zombies.  Returns the number of them still alive at the end.
+std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms, const std::vector<pid_t>& also = {});
 
 }  // namespace sbx::exec

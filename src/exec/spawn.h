@@ -1,9 +1,11 @@
 // Spawn and wait with a deadline: the one way sbx starts a process and waits
 // for it (the supervisor's command, the approver program, doctor's namespace
-// probe).  The child starts as posix_spawn starts one: on a stack of its own
-// inside this process's memory (CLONE_VM), with this process suspended
-// (CLONE_VFORK) until it has exec'd or exited, so that no page tables are
-// copied and none torn down again.  It is watched through a pidfd.
+// probe).  On Linux the child starts as posix_spawn starts one: on a stack of
+// its own inside this process's memory (CLONE_VM), with this process
+// suspended (CLONE_VFORK) until it has exec'd or exited, so that no page
+// tables are copied and none torn down again; it is watched through a pidfd.
+// The portable backend (macOS, -Dsupervisor=portable) forks and waits with
+// waitpid.
 #pragma once
 
 #include <poll.h>
@@ -39,9 +41,10 @@ int poll_timeout(Clock::time_point now, std::optional<Clock::time_point> until);
 // poll's result, 0 at the deadline, -1 with errno on another failure.
 int poll_until(pollfd* fds, nfds_t n, std::optional<Clock::time_point> until);
 
-// A child started by spawn(), watched through its pidfd.  Unless it was
-// reaped (or released), it is killed with its process group when the object
-// goes, and reaped.
+// A child started by spawn(), watched through its pidfd (the portable
+// backend has none: it waits with waitpid).  Unless it was reaped (or
+// released), it is killed with its process group when the object goes, and
+// reaped.
 class Child {
 public:
     Child(pid_t pid, Fd pidfd) : pid_(pid), pidfd_(std::move(pidfd)) {}
@@ -52,13 +55,17 @@ public:
     ~Child();
 
     pid_t pid() const { return pid_; }
-    // Readable (POLLIN) once the child has ended.
+    // Readable (POLLIN) once the child has ended; -1 in the portable
+    // backend, where its end comes as a SIGCHLD (exec/backend.h).
     int pidfd() const { return pidfd_.get(); }
 
     // The child's end once it has exited (reaped then), else nullopt at once.
     std::optional<siginfo_t> try_wait();
     // The same, waiting for it until `until` (nullopt: as long as it takes).
     std::optional<siginfo_t> wait_until(std::optional<Clock::time_point> until);
+    // Whether it has stopped since this was last asked (a stop report,
+    // taken; it is not reaped).
+    bool take_stop();
     // SIGKILL to its process group (when it leads one) and to itself.
     void kill_group() const;
     // Left as it is (not killed nor reaped at the end): a process that did
@@ -73,7 +80,9 @@ private:
 
 // Starts entry(arg) in a child that shares this process's memory and runs on
 // a stack of its own (64 KiB: enough for execve, execvp's PATH search and a
-// few frames) until it execs or exits; spawn() returns only then.  The child
+// few frames) until it execs or exits; spawn() returns only then
+// (spawn_linux.cc).  The portable backend forks (spawn_portable.cc): the
+// child has a copy of the memory, and spawn() returns at once.  The child
 // makes only async-signal-safe calls (raw syscalls, execve, _exit), writes
 // no memory of this process's but its own stack, and never returns from
 // entry without _exit.  Its signal dispositions are its own copy (no

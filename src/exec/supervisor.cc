@@ -1,5 +1,6 @@
 // The supervisor's poll loop: one loop over the command's stdout and stderr
-// pipes, a pidfd for the child and a signalfd for the forwarded signals, with
+// pipes, a pidfd for the child (Linux) and an fd for the forwarded signals
+// (exec/backend.h: a signalfd, or the portable backend's self-pipe), with
 // the deadline as the poll timeout.  supervise(), at the end, lists the
 // phases of a run (class Run); the child is started by exec/spawn.h.
 #include "exec/supervisor.h"
@@ -7,12 +8,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "exec/backend.h"
 #include "exec/output_cap.h"
 #include "exec/process.h"
 #include "exec/spawn.h"
@@ -40,7 +39,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using exec::Fd;
 
-constexpr std::array kForwarded{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr std::size_t kReadBuffer = 256 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
@@ -56,42 +54,6 @@ constexpr auto kStopSettle = std::chrono::seconds(1);
 // Shown bytes a sink holds for a slow reader before the pipes feeding it
 // are left unread.
 constexpr std::size_t kPendingLimit = 256 * 1024;
-
-// Blocks the forwarded signals and SIGCONT (read through a signalfd) and SIGTTOU, ignores
-// SIGPIPE (a closed sbx stdout is seen as EPIPE) and makes SIGCHLD default so
-// that the child is not auto-reaped; restores all of it on destruction.
-class SignalGuard {
-public:
-    SignalGuard() {
-        sigset_t block;
-        sigemptyset(&block);
-        for (int s : kForwarded) sigaddset(&block, s);
-        sigaddset(&block, SIGCONT);  // it still continues sbx; the signalfd tells of it
-        sigaddset(&block, SIGTTOU);
-        sigaddset(&block, SIGCHLD);
-        if (::sigprocmask(SIG_BLOCK, &block, &old_mask_) != 0)
-            throw Error(fmt::format("cannot block signals: {}", std::strerror(errno)));
-        struct sigaction ign {};
-        ign.sa_handler = SIG_IGN;
-        ::sigaction(SIGPIPE, &ign, &old_pipe_);
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        ::sigaction(SIGCHLD, &dfl, &old_chld_);
-    }
-    ~SignalGuard() {
-        ::sigaction(SIGCHLD, &old_chld_, nullptr);
-        ::sigaction(SIGPIPE, &old_pipe_, nullptr);
-        ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
-    }
-    SignalGuard(const SignalGuard&) = delete;
-    SignalGuard& operator=(const SignalGuard&) = delete;
-    const sigset_t& old_mask() const { return old_mask_; }
-
-private:
-    sigset_t old_mask_{};
-    struct sigaction old_pipe_ {};
-    struct sigaction old_chld_ {};
-};
 
 // Gives the terminal back to sbx's process group when the command had it
 // (not after the job was continued in the background: the shell has it;
@@ -115,38 +77,6 @@ private:
     pid_t group_ = 0;  // the command's process group, once it exists
 };
 
-// A POSIX timer that sends sbx SIGCONT at a time of Clock, so that the
-// deadline (and the end of the drain) holds while sbx is stopped: a SIGCONT
-// continues a stopped process when it is sent, even blocked, and the loop
-// then finds the time passed.  The signalfd tells of it with SI_TIMER.
-// steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux), as the timer's.
-class WakeTimer {
-public:
-    WakeTimer() {
-        sigevent ev{};
-        ev.sigev_notify = SIGEV_SIGNAL;
-        ev.sigev_signo = SIGCONT;
-        if (::timer_create(CLOCK_MONOTONIC, &ev, &id_) != 0)
-            throw Error(fmt::format("cannot create the deadline's timer: {}", std::strerror(errno)));
-    }
-    ~WakeTimer() { ::timer_delete(id_); }
-    WakeTimer(const WakeTimer&) = delete;
-    WakeTimer& operator=(const WakeTimer&) = delete;
-
-    // Fires once at t (at once if t has passed); replaces an earlier time.
-    bool at(Clock::time_point t) {
-        using namespace std::chrono;
-        const auto ns = std::max<std::int64_t>(duration_cast<nanoseconds>(t.time_since_epoch()).count(), 1);
-        itimerspec spec{};
-        spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-        spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-        return ::timer_settime(id_, TIMER_ABSTIME, &spec, nullptr) == 0;
-    }
-
-private:
-    timer_t id_{};
-};
-
 // What the child needs, prepared before the clone so that the child only
 // makes async-signal-safe calls.
 struct ChildSetup {
@@ -164,6 +94,7 @@ struct ChildSetup {
     int report_target;  // where the program expects it (never status_fd)
     int pass_fd;        // the proxy channel (at 10 or above), or -1
     int pass_target;    // where the program expects it (never status_fd)
+    int fd_ceiling;     // exec::open_fd_ceiling()
     const sigset_t* mask;
 };
 
@@ -177,7 +108,7 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
 }
 
 [[noreturn]] void child_main(const ChildSetup& s) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    exec::child_dies_with_parent();
     if (::getppid() != s.parent) ::_exit(125);
     ::setpgid(0, 0);
     if (s.take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpid());  // SIGTTOU is still blocked here
@@ -197,9 +128,7 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
     ::sigprocmask(SIG_SETMASK, s.mask, nullptr);
     // Every fd but 0..2 closes at exec (the status pipe too, which tells the
     // parent that exec succeeded).
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-        for (int fd = 3; fd < 65536; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
+    exec::cloexec_from_3(s.fd_ceiling);
     // The report pipe stays open across exec, at the number the program was given.
     if (s.report_fd >= 0) {
         if (s.report_fd == s.report_target) {
@@ -257,17 +186,6 @@ std::string read_available(int fd) {
 
 int child_entry(void* arg) { child_main(*static_cast<const ChildSetup*>(arg)); }
 
-// A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
-// that fd writes to, so that a reader who stops reading never blocks the loop
-// (the deadline and the signals stay served); the caller's description keeps
-// its flags.  Invalid where it cannot be had (a regular file, which does not
-// stall; a socket; no /proc; a pipe of another user): writes there block.
-Fd nonblocking_copy(int fd) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return Fd();
-    return Fd(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-}
-
 // One of sbx's own streams, as the loop writes to it.
 struct Sink {
     int fd;
@@ -288,7 +206,7 @@ struct Sink {
     // The fd to write or splice to now.
     int target() {
         if (!own_tried) {
-            own = nonblocking_copy(fd);
+            own = exec::nonblocking_copy(fd);
             own_tried = true;
         }
         return write_fd();
@@ -437,8 +355,7 @@ public:
             Sink& s = *p.sink;
             const int to = s.target();
             const auto t = Clock::now();
-            n = ::splice(p.fd.get(), nullptr, to, nullptr, kSpliceChunk,
-                         SPLICE_F_MOVE | (to == s.fd ? 0U : SPLICE_F_NONBLOCK));
+            n = exec::splice_pipe(p.fd.get(), to, kSpliceChunk, to != s.fd);
             writing_ += Clock::now() - t;
             if (n < 0 && errno == EPIPE) {
                 lost(s);
@@ -449,7 +366,7 @@ public:
                 return;
             }
             if (n < 0 && errno != EINTR) {
-                p.splice_out = false;  // not spliceable (a terminal, O_APPEND): read and write
+                p.splice_out = false;  // not spliceable (a terminal, O_APPEND, no splice): read and write
                 return pump(p);
             }
             if (n > 0) p.cap.admit_unseen(static_cast<std::uint64_t>(n));
@@ -486,14 +403,6 @@ private:
     std::unique_ptr<char[]> buf_;
     Clock::duration writing_{};  // spent in writes and splices to sbx's streams
 };
-
-// Whether pid still runs the file at path (it has not exec'd something else).
-bool still_runs(pid_t pid, const std::string& path) {
-    struct stat running {
-    }, file{};
-    return ::stat(fmt::format("/proc/{}/exe", pid).c_str(), &running) == 0 && ::stat(path.c_str(), &file) == 0 &&
-           running.st_dev == file.st_dev && running.st_ino == file.st_ino;
-}
 
 // SIGKILL to every descendant of the helper (pid 1 of its sandbox takes the
 // rest of the sandbox with it), again as new ones appear, until the helper
@@ -555,12 +464,9 @@ void await_stop_signals(pid_t child, std::optional<Clock::time_point> end_by) {
     }
 }
 
-void follow_stop(const exec::Child& child, TerminalGuard& terminal, std::optional<Clock::time_point> end_by) {
+void follow_stop(exec::Child& child, TerminalGuard& terminal, std::optional<Clock::time_point> end_by) {
     const pid_t group = child.pid();
-    siginfo_t info{};
-    if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child.pidfd()), &info, WSTOPPED | WNOHANG) != 0 ||
-        info.si_pid == 0 || info.si_code != CLD_STOPPED)
-        return;
+    if (!child.take_stop()) return;
     if (!terminal.held() && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
         continue_child(group, terminal);
         return;
@@ -576,7 +482,9 @@ void follow_stop(const exec::Child& child, TerminalGuard& terminal, std::optiona
     // (the rest of a pipeline, a script that ran sbx), and each member may
     // tidy the terminal first (less, vim).
     ::kill(0, SIGTSTP);
-    // Stopped and continued, sbx finds the SIGCONT pending (it is blocked).
+    // Stopped and continued, sbx finds the SIGCONT pending (it is blocked;
+    // the portable backend catches it instead, and continues the command
+    // here and again when the loop reads it: the same SIGCONT twice).
     // Not stopped (the job ignores SIGTSTP, or its group is orphaned): ^Z
     // changes nothing for this job, so the command goes on too.
     sigset_t pending;
@@ -622,13 +530,12 @@ struct ChildFailure {
 // blocked), the signal mask last.
 class Run {
 public:
-    // Set up the signals and streams: the signals sbx forwards are blocked
-    // and read through a signalfd; the command's streams are pipes sbx
+    // Set up the signals and streams: the signals sbx forwards are read
+    // through an fd (exec/backend.h); the command's streams are pipes sbx
     // reads, or sbx's own streams handed over.
     Run(const ExecPlan& plan, const SuperviseOptions& opt)
         : plan_(plan),
           opt_(opt),
-          sigfd_(watch_signals()),
           loop_(opt),
           out_sink_{opt.stdout_fd},
           err_sink_{opt.stderr_fd},
@@ -718,11 +625,13 @@ public:
                 if (errno == EINTR) continue;
                 throw Error(fmt::format("poll: {}", std::strerror(errno)));
             }
-            if (fds[0].revents & POLLIN) take_signals(end_by);
+            bool signalled = false;
+            if (fds[0].revents & POLLIN) signalled = take_signals(end_by);
             if (fds[2].revents != 0) loop_.pump(out_);
             if (fds[3].revents != 0) loop_.pump(err_);
             serve_sinks(fds[4], fds[5]);
-            if (fds[1].revents != 0) {
+            // Without a pidfd (the portable backend), a SIGCHLD tells of the end.
+            if (fds[1].revents != 0 || (signalled && child_->pidfd() < 0)) {
                 if (const auto status = child_->try_wait()) {
                     status_ = *status;
                     exited_ = true;
@@ -739,13 +648,16 @@ public:
     }
 
     // Whatever is left of the command: its group, then every descendant
-    // (including those that left the group), found through /proc.  The
-    // helper's sandbox goes first, so that it removes its placeholders.
+    // (including those that left the group), found in the process table:
+    // stopped first, so that none forks or is orphaned out of reach while
+    // the rest dies (the portable backend has no subreaper).  The helper's
+    // sandbox goes first, so that it removes its placeholders.
     void end_command() {
         const pid_t pid = child_->pid();
-        if (!exited_ && opt_.child_cleans_up && still_runs(pid, plan_.argv[0])) kill_under_helper(*child_);
+        if (!exited_ && opt_.child_cleans_up && exec::still_runs(pid, plan_.argv[0])) kill_under_helper(*child_);
+        const auto stopped = exec::stop_descendants(::getpid(), pid);
         ::kill(-pid, SIGKILL);
-        result_.survivors = exec::kill_all_descendants(exited_ ? 0 : pid, 2000);
+        result_.survivors = exec::kill_all_descendants(exited_ ? 0 : pid, 2000, stopped);
         if (!exited_) {
             if (const auto status = child_->wait_until(Clock::now() + std::chrono::seconds(1))) {
                 status_ = *status;
@@ -779,17 +691,6 @@ public:
     }
 
 private:
-    static Fd watch_signals() {
-        sigset_t watched;
-        sigemptyset(&watched);
-        for (int s : kForwarded) sigaddset(&watched, s);
-        sigaddset(&watched, SIGCONT);
-        sigaddset(&watched, SIGCHLD);  // orphans reparented to sbx are reaped as they die
-        Fd sigfd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
-        if (!sigfd.valid()) throw Error(fmt::format("cannot create a signalfd: {}", std::strerror(errno)));
-        return sigfd;
-    }
-
     void set_up_streams() {
         // Uncapped text mode where nothing needs to see the bytes (no capture,
         // no events, no tail for the denial notes): the command writes to sbx's
@@ -804,7 +705,7 @@ private:
         err_pipe_ = exec::make_pipe();
         // Larger pipes: fewer wakeups when a lot passes through (best effort;
         // an unprivileged user is capped by /proc/sys/fs/pipe-max-size).
-        if (!out_direct_) ::fcntl(out_pipe_.read.get(), F_SETPIPE_SZ, 1 << 20);
+        if (!out_direct_) exec::grow_pipe(out_pipe_.read.get());
         status_pipe_ = exec::make_pipe();
         // The report pipe, and the exec status pipe kept off the report's number
         // (where the child puts the report's write end).
@@ -864,6 +765,7 @@ private:
         }
         setup_.pass_fd = proxy_channel_.valid() ? proxy_channel_.get() : -1;
         setup_.pass_target = plan_.proxy_fd;
+        setup_.fd_ceiling = exec::open_fd_ceiling();
         setup_.mask = &signals_.old_mask();
     }
 
@@ -899,7 +801,7 @@ private:
             const bool fed = (out_.open && out_.sink == &s) || (err_.open && err_.sink == &s);
             return pollfd{fed && !s.gone ? s.write_fd() : -1, static_cast<short>(s.waiting() ? POLLOUT : 0), 0};
         };
-        return {pollfd{sigfd_.get(), POLLIN, 0},
+        return {pollfd{signals_.fd(), POLLIN, 0},
                 pollfd{exited_ ? -1 : child_->pidfd(), POLLIN, 0},
                 pollfd{reading(out_), POLLIN, 0},
                 pollfd{reading(err_), POLLIN, 0},
@@ -908,21 +810,21 @@ private:
     }
 
     // The forwarded signals go to the command's group; a SIGCHLD reaps
-    // orphans and follows a stop of the child.
-    void take_signals(std::optional<Clock::time_point> end_by) {
+    // orphans and follows a stop of the child.  Whether a SIGCHLD came.
+    bool take_signals(std::optional<Clock::time_point> end_by) {
         const pid_t pid = child_->pid();
-        signalfd_siginfo si{};
         bool child_died = false;
-        while (::read(sigfd_.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-            if (si.ssi_signo == SIGCHLD) child_died = true;
+        while (const auto si = signals_.next()) {
+            if (si->signo == SIGCHLD) child_died = true;
             // The timer's SIGCONT (the deadline, the drain's end) is no fg
             // or bg: the loop ends the run without continuing the command.
-            else if (si.ssi_signo == SIGCONT && si.ssi_code == SI_TIMER) continue;
-            else if (si.ssi_signo == SIGCONT && job_control_) continue_child(pid, terminal_);
-            else ::kill(-pid, static_cast<int>(si.ssi_signo));
+            else if (si->signo == SIGCONT && si->timer) continue;
+            else if (si->signo == SIGCONT && job_control_) continue_child(pid, terminal_);
+            else ::kill(-pid, si->signo);
         }
         if (child_died) reap_orphans(pid);
         if (child_died && job_control_) follow_stop(*child_, terminal_, end_by);
+        return child_died;
     }
 
     // sbx's streams: a reader gone closes the pipes feeding it (text mode);
@@ -969,8 +871,7 @@ private:
 
     const ExecPlan& plan_;
     const SuperviseOptions& opt_;
-    SignalGuard signals_;
-    Fd sigfd_;
+    exec::SignalWatch signals_;
     bool out_direct_ = false;
     bool err_direct_ = false;
     exec::Pipe out_pipe_, err_pipe_, status_pipe_;
@@ -983,7 +884,7 @@ private:
     TerminalGuard terminal_;
     Clock::time_point start_{};
     std::optional<Clock::time_point> deadline_;
-    std::optional<WakeTimer> wake_;
+    std::optional<exec::WakeTimer> wake_;
     std::optional<Clock::time_point> wake_at_;
     std::optional<exec::Child> child_;
     bool exited_ = false;
@@ -1001,7 +902,7 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     if (plan.argv.empty()) throw Error("no command to run");
     // Orphaned descendants (double-forked, setsid) are reparented to sbx, so
     // that they can be found and killed.
-    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    exec::become_subreaper();
     Run run(plan, opt);  // the signals and the streams
     run.start_child();
     if (const auto failure = run.wait_for_exec()) return run.exec_failed(*failure);

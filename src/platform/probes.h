@@ -1,13 +1,16 @@
 // What this machine can enforce, found out on the machine itself: its
 // settings, a user namespace made in a child, and a live probe per mode
 // through the real helper under the supervisor.  sbx doctor prints them
-// (cli/doctor.cc).  Linux only.
+// (cli/doctor.cc, cli/doctor_macos.cc).  Shared: probes.cc; Linux's: probes_linux.cc.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "platform/plan.h"
 #include "policy/policy.h"
 #include "util/fd.h"
 
@@ -81,11 +84,38 @@ private:
     int port_ = 0;
 };
 
-// The live probes through the helper at `helper`, in the scratch workspace
-// `ws` (and `outside` it): writes refused or allowed as each mode says, the
-// network cut off from the host's loopback.
-Probe probe_read_only(const std::string& helper, const std::string& ws);
-Probe probe_workspace_write(const std::string& helper, const std::string& ws, const std::string& outside);
-Probe probe_network(const std::string& helper, const std::string& ws, HostListener& host, Network level);
+// A probe as doctor --json shows it ({"mode", "enforced", "checks"}), and as
+// its text lines ("probe MODE: enforced", then "  [ok] CHECK" each).
+nlohmann::json to_json(const Probe&);
+std::string to_text(const Probe&);
+
+// The sandbox a probe runs: Linux's helper, or macOS's sandbox-exec.
+struct ProbeTarget {
+    TargetOs os = TargetOs::Linux;
+    PlatformPaths paths;
+};
+
+// What a probe's command did.
+struct Outcome {
+    bool ran = false;  // the sandbox could be started and finished in time
+    int exit_code = -1;
+    std::string output;  // stdout and stderr, capped
+};
+// Runs `argv` in the sandbox with policy input `policy_json` (resolved in
+// `workspace`), for at most 10 s, under the supervisor as sbx run does.
+Outcome run_probe(const ProbeTarget&, const std::string& policy_json, const std::string& workspace,
+                  const std::vector<std::string>& argv);
+// "exit N: the first line of its output", or why it did not run.
+std::string describe(const Outcome&);
+// Whether path exists (lstat).
+bool exists(const std::string& path);
+
+// The live probes through the sandbox, in the scratch workspace `ws` (and
+// `outside` it): writes refused or allowed as each mode says, the network
+// cut off from the host's loopback.  probe_network and the rest below the
+// helper are Linux's (probes_linux.cc).
+Probe probe_read_only(const ProbeTarget&, const std::string& ws);
+Probe probe_workspace_write(const ProbeTarget&, const std::string& ws, const std::string& outside);
+Probe probe_network(const ProbeTarget&, const std::string& ws, HostListener& host, Network level);
 
 }  // namespace sbx::probes

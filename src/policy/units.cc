@@ -32,10 +32,21 @@ std::optional<double> to_double(std::string_view digits) {
     if (digits.empty() || digits.front() == '.' || digits.back() == '.' ||
         std::count(digits.begin(), digits.end(), '.') > 1)
         return std::nullopt;
-    double v = 0;
-    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
-    return v;
+    // Digits and one inner '.' only (checked above), read by hand: Apple's
+    // libc++ has no std::from_chars for double, and strtod follows the locale.
+    // All the digits as one whole number, divided once by the power of ten
+    // of the fraction: "0.3" is 3 / 10, as close to 0.3 as a double gets.
+    double mantissa = 0, divisor = 1;
+    bool after_point = false;
+    for (char c : digits) {
+        if (c == '.') {
+            after_point = true;
+            continue;
+        }
+        mantissa = mantissa * 10 + (c - '0');
+        if (after_point) divisor *= 10;
+    }
+    return mantissa / divisor;
 }
 
 // A negative number is named as such, not as garbage: "-5" is a number the

@@ -12,7 +12,11 @@ d=$(scratch)
 full=(-p danger-full-access)
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-gone() { ! kill -0 "$1" 2>/dev/null; }
+# Dead: no such process, or a zombie.  Without a subreaper (the portable
+# backend, -Dsupervisor=portable, what macOS runs) a descendant that sbx
+# killed after its parent died was adopted by pid 1, which reaps it in its own
+# time (launchd at once; some containers' init never).
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]; }
 wait_for_file() { eventually test -s "$1"; }
 # No process whose command line names $1 is left (sbx, the helper, the command).
 none_names() { ! pgrep -f "$1" >/dev/null; }

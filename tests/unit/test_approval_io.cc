@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <pty.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -349,9 +349,13 @@ TEST_CASE("the approver program", "[approval][approver]") {
 }
 
 TEST_CASE("the terminal prompt", "[approval][approver]") {
-    int master = -1, slave = -1;
-    REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
-    const std::string name = ::ttyname(slave);
+    // POSIX's pty calls (openpty's header differs between Linux and macOS).
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    REQUIRE(master >= 0);
+    REQUIRE((::grantpt(master) == 0 && ::unlockpt(master) == 0));
+    const std::string name = ::ptsname(master);
+    const int slave = ::open(name.c_str(), O_RDWR | O_NOCTTY);
+    REQUIRE(slave >= 0);
     auto answer_with = [&](const std::string& typed) {
         REQUIRE(::write(master, typed.data(), typed.size()) == static_cast<ssize_t>(typed.size()));
         return TtyApprover(name).ask(prompt_of());
