@@ -74,8 +74,9 @@ private:
 };
 
 // sbx becomes a child subreaper (orphaned descendants are reparented to it,
-// so that the kill at the end finds them); the portable backend cannot.
-void become_subreaper();
+// so that the kill at the end finds them); the portable backend cannot, and
+// says false.
+bool become_subreaper();
 
 // In the command's child, before anything else: a child that sbx leaves
 // behind dies with it (Linux: PR_SET_PDEATHSIG; portable: nothing).

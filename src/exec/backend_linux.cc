@@ -90,7 +90,7 @@ bool WakeTimer::at(std::chrono::steady_clock::time_point t) {
     return ::timer_settime(static_cast<timer_t>(id_), TIMER_ABSTIME, &spec, nullptr) == 0;
 }
 
-void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+bool become_subreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
 
 void child_dies_with_parent() { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }
 

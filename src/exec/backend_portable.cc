@@ -155,7 +155,7 @@ bool WakeTimer::at(std::chrono::steady_clock::time_point t) {
     return pid > 0;
 }
 
-void become_subreaper() {}
+bool become_subreaper() { return false; }
 
 void child_dies_with_parent() {}
 

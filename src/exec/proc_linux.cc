@@ -30,7 +30,7 @@ bool read_proc_file(const char* path, char (&buf)[N]) {
     return true;
 }
 
-// pid, ppid, state and pgrp from /proc/PID/stat ("pid (comm) S ppid ..."; comm may
+// pid, ppid, state, pgrp and start time from /proc/PID/stat ("pid (comm) S ppid ..."; comm may
 // contain spaces and parentheses, so parse after the last ')').
 bool read_stat(pid_t pid, ProcEntry& out) {
     char path[64];
@@ -41,8 +41,13 @@ bool read_stat(pid_t pid, ProcEntry& out) {
     if (close_paren == nullptr) return false;
     char state = 0;
     int ppid = 0, pgid = 0;
-    if (std::sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &pgid) != 3) return false;
-    out = ProcEntry{pid, static_cast<pid_t>(ppid), state, static_cast<pid_t>(pgid)};
+    unsigned long long start = 0;
+    // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+    // utime stime cutime cstime priority nice num_threads itrealvalue starttime
+    if (std::sscanf(close_paren + 1, " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                    &state, &ppid, &pgid, &start) != 4)
+        return false;
+    out = ProcEntry{pid, static_cast<pid_t>(ppid), state, static_cast<pid_t>(pgid), start};
     return true;
 }
 

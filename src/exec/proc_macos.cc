@@ -25,7 +25,8 @@ std::vector<ProcEntry> process_table() {
             continue;  // gone, or not this user's to see
         const char state = info.pbi_status == SZOMB ? 'Z' : info.pbi_status == SSTOP ? 'T' : 'R';
         entries.push_back(
-            ProcEntry{pids[i], static_cast<pid_t>(info.pbi_ppid), state, static_cast<pid_t>(info.pbi_pgid)});
+            ProcEntry{pids[i], static_cast<pid_t>(info.pbi_ppid), state, static_cast<pid_t>(info.pbi_pgid),
+                      static_cast<std::uint64_t>(info.pbi_start_tvsec) * 1'000'000 + info.pbi_start_tvusec});
     }
     return entries;
 }

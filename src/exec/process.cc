@@ -117,14 +117,32 @@ std::vector<pid_t> descendants_of(pid_t ancestor) {
     return out;
 }
 
-std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group) {
+namespace {
+
+// The descendants of `ancestor` and the members of `group` in `table`, and
+// the processes of `seen` still there.
+std::vector<ProcEntry> tree_and_group(pid_t ancestor, pid_t group, const std::vector<ProcEntry>& table,
+                                      const SeenProcesses& seen) {
+    auto found = descendant_entries_of(ancestor, table);
+    for (const auto& e : table) {
+        const auto it = seen.find(e.pid);
+        if ((group > 0 && e.pgid == group) || (it != seen.end() && it->second == e.start)) found.push_back(e);
+    }
+    return found;
+}
+
+}  // namespace
+
+void remember_descendants(pid_t ancestor, pid_t group, SeenProcesses& seen) {
+    for (const auto& e : tree_and_group(ancestor, group, process_table(), {}))
+        if (e.state != 'Z') seen[e.pid] = e.start;
+}
+
+std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group, const SeenProcesses& seen) {
     std::set<pid_t> stopped;
     for (int round = 0; round < 16; ++round) {
         bool more = false;
-        const auto table = process_table();
-        auto found = descendant_entries_of(ancestor, table);
-        for (const auto& e : table)
-            if (group > 0 && e.pgid == group) found.push_back(e);
+        const auto found = tree_and_group(ancestor, group, process_table(), seen);
         for (const auto& e : found) {
             if (e.state == 'Z' || !stopped.insert(e.pid).second) continue;
             ::kill(e.pid, SIGSTOP);

@@ -5,6 +5,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -44,6 +46,7 @@ struct ProcEntry {
     pid_t ppid;
     char state;
     pid_t pgid;
+    std::uint64_t start;  // when it started (with pid, it names one process)
 };
 // Every process this user can see (proc_linux.cc: /proc; proc_macos.cc:
 // libproc's proc_listallpids and proc_pidinfo).
@@ -61,8 +64,16 @@ std::vector<pid_t> descendants_of(pid_t ancestor);
 // nor be orphaned out of reach, while they are killed one by one.  Without
 // a subreaper (the portable backend), a descendant whose parent dies is
 // reparented outside sbx's tree and cannot be found again.
-// Returns them (for kill_all_descendants' `also`).
-std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group);
+// Also stopped: the processes of `seen` (pid -> start, remember_descendants)
+// that still run, wherever they are now.  Returns them all (for
+// kill_all_descendants' `also`).
+using SeenProcesses = std::map<pid_t, std::uint64_t>;
+std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group, const SeenProcesses& seen = {});
+// Adds the descendants of `ancestor` and the members of `group` to `seen`:
+// without a subreaper, a descendant orphaned during the run is no longer
+// one at its end, and this is how it is still found (the portable backend
+// calls it every 100 ms).
+void remember_descendants(pid_t ancestor, pid_t group, SeenProcesses& seen);
 
 // A file description of sbx's own, with O_NONBLOCK, on the pipe or terminal
 // that fd writes to, so that a reader who stops reading never blocks the loop

@@ -51,6 +51,9 @@ constexpr auto kCleanupGrace = std::chrono::milliseconds(50);
 // the stop signals it was sent (await_stop_signals): a process that cannot
 // run for that long (uninterruptible sleep) does not hold the job's stop.
 constexpr auto kStopSettle = std::chrono::seconds(1);
+// How often, without a subreaper, the command's processes are noted, so that
+// one orphaned during the run is still found at its end.
+constexpr auto kNoteEvery = std::chrono::milliseconds(100);
 // Shown bytes a sink holds for a slow reader before the pipes feeding it
 // are left unread.
 constexpr std::size_t kPendingLimit = 256 * 1024;
@@ -533,9 +536,12 @@ public:
     // Set up the signals and streams: the signals sbx forwards are read
     // through an fd (exec/backend.h); the command's streams are pipes sbx
     // reads, or sbx's own streams handed over.
-    Run(const ExecPlan& plan, const SuperviseOptions& opt)
+    // track_orphans: no subreaper, so the command's processes are noted
+    // every 100 ms (exec::remember_descendants).
+    Run(const ExecPlan& plan, const SuperviseOptions& opt, bool track_orphans)
         : plan_(plan),
           opt_(opt),
+          track_orphans_(track_orphans),
           loop_(opt),
           out_sink_{opt.stdout_fd},
           err_sink_{opt.stderr_fd},
@@ -620,7 +626,7 @@ public:
             }
             keep_awake_until(end_by);
             auto fds = poll_set();
-            const int r = ::poll(fds.data(), fds.size(), exec::poll_timeout(now, end_by));
+            const int r = ::poll(fds.data(), fds.size(), exec::poll_timeout(now, next_wake(now, end_by)));
             if (r < 0) {
                 if (errno == EINTR) continue;
                 throw Error(fmt::format("poll: {}", std::strerror(errno)));
@@ -655,7 +661,7 @@ public:
     void end_command() {
         const pid_t pid = child_->pid();
         if (!exited_ && opt_.child_cleans_up && exec::still_runs(pid, plan_.argv[0])) kill_under_helper(*child_);
-        const auto stopped = exec::stop_descendants(::getpid(), pid);
+        const auto stopped = exec::stop_descendants(::getpid(), pid, seen_);
         ::kill(-pid, SIGKILL);
         result_.survivors = exec::kill_all_descendants(exited_ ? 0 : pid, 2000, stopped);
         if (!exited_) {
@@ -769,6 +775,17 @@ private:
         setup_.mask = &signals_.old_mask();
     }
 
+    // When the loop must wake: the end, or without a subreaper the next note
+    // of the command's processes (taken here when due).
+    std::optional<Clock::time_point> next_wake(Clock::time_point now, std::optional<Clock::time_point> end_by) {
+        if (!track_orphans_ || exited_) return end_by;
+        if (now >= next_note_) {
+            exec::remember_descendants(::getpid(), child_->pid(), seen_);
+            next_note_ = now + kNoteEvery;
+        }
+        return end_by && *end_by < next_note_ ? end_by : std::optional(next_note_);
+    }
+
     // The deadline, or once the command has exited the drain's end if sooner.
     std::optional<Clock::time_point> ends_by() const {
         std::optional<Clock::time_point> end_by = deadline_;
@@ -820,11 +837,19 @@ private:
             // or bg: the loop ends the run without continuing the command.
             else if (si->signo == SIGCONT && si->timer) continue;
             else if (si->signo == SIGCONT && job_control_) continue_child(pid, terminal_);
-            else ::kill(-pid, si->signo);
+            else forward(pid, si->signo);
         }
         if (child_died) reap_orphans(pid);
         if (child_died && job_control_) follow_stop(*child_, terminal_, end_by);
         return child_died;
+    }
+
+    // A signal for the command's group.  Without a subreaper its processes
+    // are noted first: the signal may end a parent whose orphans must still
+    // be found at the end.
+    void forward(pid_t group, int signo) {
+        if (track_orphans_ && !exited_) exec::remember_descendants(::getpid(), group, seen_);
+        ::kill(-group, signo);
     }
 
     // sbx's streams: a reader gone closes the pipes feeding it (text mode);
@@ -871,6 +896,7 @@ private:
 
     const ExecPlan& plan_;
     const SuperviseOptions& opt_;
+    const bool track_orphans_;
     exec::SignalWatch signals_;
     bool out_direct_ = false;
     bool err_direct_ = false;
@@ -890,6 +916,8 @@ private:
     bool exited_ = false;
     siginfo_t status_{};
     std::optional<Clock::time_point> drain_until_;
+    exec::SeenProcesses seen_;
+    Clock::time_point next_note_{};
     ExecResult result_;
     Loop loop_;
     Sink out_sink_, err_sink_;
@@ -902,8 +930,8 @@ ExecResult supervise(const ExecPlan& plan, const SuperviseOptions& opt) {
     if (plan.argv.empty()) throw Error("no command to run");
     // Orphaned descendants (double-forked, setsid) are reparented to sbx, so
     // that they can be found and killed.
-    exec::become_subreaper();
-    Run run(plan, opt);  // the signals and the streams
+    const bool subreaper = exec::become_subreaper();
+    Run run(plan, opt, !subreaper);  // the signals and the streams
     run.start_child();
     if (const auto failure = run.wait_for_exec()) return run.exec_failed(*failure);
     run.pump_until_end();
