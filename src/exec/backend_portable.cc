@@ -98,25 +98,27 @@ std::optional<SignalEvent> SignalWatch::next() {
 // deaf to the terminal's stop signals, so that the job's ^Z, or sbx's own
 // SIGTSTP to its group, does not stop it with sbx.  It ends after its one
 // SIGCONT, when sbx is gone, or when it is replaced (SIGKILL).
-WakeTimer::WakeTimer() = default;
+namespace {
 
-WakeTimer::~WakeTimer() {
-    const auto pid = static_cast<pid_t>(reinterpret_cast<std::intptr_t>(id_));
-    if (pid <= 0) return;
+// Ends the timer's process, unless it has ended and was reaped already (by
+// the supervisor's reaping of its children: its pid may be another's now).
+void end_timer_process(pid_t pid) {
     g_timer_pid = 0;
+    if (pid <= 0 || ::waitpid(pid, nullptr, WNOHANG) != 0) return;  // reaped now, or before
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
 }
 
+}  // namespace
+
+WakeTimer::WakeTimer() = default;
+
+WakeTimer::~WakeTimer() { end_timer_process(static_cast<pid_t>(reinterpret_cast<std::intptr_t>(id_))); }
+
 bool WakeTimer::at(std::chrono::steady_clock::time_point t) {
     using namespace std::chrono;
-    const auto old = static_cast<pid_t>(reinterpret_cast<std::intptr_t>(id_));
-    if (old > 0) {
-        g_timer_pid = 0;
-        ::kill(old, SIGKILL);
-        ::waitpid(old, nullptr, 0);
-        id_ = nullptr;
-    }
+    end_timer_process(static_cast<pid_t>(reinterpret_cast<std::intptr_t>(id_)));
+    id_ = nullptr;
     const pid_t parent = ::getpid();
     const int ceiling = open_fd_ceiling();
     const auto wait_us = std::max<std::int64_t>(duration_cast<microseconds>(t - steady_clock::now()).count(), 0);
