@@ -153,6 +153,11 @@ std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group, const SeenProce
     return {stopped.begin(), stopped.end()};
 }
 
+bool has_children() {
+    siginfo_t info{};
+    return !(::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD);
+}
+
 std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms, const std::vector<pid_t>& also) {
     const pid_t self = ::getpid();
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
@@ -162,9 +167,7 @@ std::size_t kill_all_descendants(pid_t skip_reap, int budget_ms, const std::vect
         // no child at all means none is left, and the scan below is not
         // needed.  (With a subreaper, the Linux backend, that includes the
         // orphans; without, only `also` can name them.)
-        siginfo_t info{};
-        const bool no_child = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
-        if (no_child && pending.empty()) return 0;
+        if (!has_children() && pending.empty()) return 0;
         const auto table = process_table();
         std::size_t remaining = 0;
         for (const auto& e : descendant_entries_of(self, table)) {

@@ -69,6 +69,8 @@ std::vector<pid_t> descendants_of(pid_t ancestor);
 // kill_all_descendants' `also`).
 using SeenProcesses = std::map<pid_t, std::uint64_t>;
 std::vector<pid_t> stop_descendants(pid_t ancestor, pid_t group, const SeenProcesses& seen = {});
+// Whether the calling process has a child, living or not yet reaped.
+bool has_children();
 // Adds the descendants of `ancestor` and the members of `group` to `seen`:
 // without a subreaper, a descendant orphaned during the run is no longer
 // one at its end, and this is how it is still found (the portable backend
