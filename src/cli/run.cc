@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "approval/orchestrator.h"
+#include "cli/denial_watch.h"
 #include "cli/options.h"
 #include "exec/supervisor.h"
 #include "net/proxy.h"
@@ -94,9 +95,9 @@ public:
         a.plan = make_plan(sandboxed, TargetOs::Linux);
         a.sandboxed = a.plan.sandbox != SandboxKind::None;
 
-        // Subscribed before the command starts, so no record is missed.
-        std::optional<AuditWatch> audit;
-        if (a.sandboxed) audit.emplace();
+        // Started before the command, so no record is missed.
+        std::optional<DenialWatch> watch;
+        if (a.sandboxed) watch.emplace(args_.command.record_denials);
 
         SuperviseOptions opt;
         opt.timeout = args_.timeout;
@@ -157,14 +158,10 @@ public:
             a.result.err.shown += line;
         }
         a.denial = analyze_denial(a.result, a.sandboxed);
-        std::vector<Denial> audited;
-        if (audit && audit->active()) {
-            const bool failed = a.result.exit_code != 0;
-            const auto records = audit->collect(failed ? 100 : 0);
-            // The domain's creator is the helper, as the kernel names it (resolved).
-            if (!records.empty())
-                audited = landlock_denials(records, system_environment().realpath(helper()).value_or(helper()));
-        }
+        const std::vector<Denial> audited =
+            watch ? watch->collect(a.result.exit_code != 0, a.result.pids,
+                                   a.plan.sandbox == SandboxKind::Linux ? helper() : std::string())
+                  : std::vector<Denial>{};
         a.denial.denials = audited;
         if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials)
             a.denial = analyze_recorded(a.result, a.helper, audited);

@@ -689,6 +689,8 @@ public:
     }
 
     ExecResult result() {
+        if (child_) result_.pids.insert(child_->pid());
+        for (const auto& [pid, start] : seen_) result_.pids.insert(pid);
         if (exited_) {
             const exec::ExitStatus end = exec::exit_status_of(status_);
             result_.exit_code = end.code;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -90,6 +91,10 @@ struct ExecResult {
     // through stdout) ended mid-line, so a note after the run starts with a
     // newline.
     bool stderr_mid_line = false;
+    // The command's processes as sbx saw them: the child, and without a
+    // subreaper (the portable backend) every process noted every 100 ms
+    // (macOS's unified log names its denials by pid).
+    std::set<long> pids;
 };
 
 // Runs the plan to completion.  While it runs, SIGINT, SIGTERM, SIGHUP and
