@@ -50,7 +50,8 @@ std::vector<std::string> without(const std::vector<std::string>& invocation,
     return out;
 }
 
-// The flags of all fixes, merged: one -p and one -n at most, each -w,
+// The flags of all fixes, merged: one -p and one -n at most (full over
+// limited: a connect's and a server's), each -w,
 // --unprotect, --read-only and --allow-domain once, a -w inside another left
 // out.
 std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>& fixes) {
@@ -64,7 +65,7 @@ std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>
             const std::string& flag = words[i];
             const std::string& value = words[i + 1];
             if (flag == "-p") mode = value;
-            else if (flag == "-n") network = value;
+            else if (flag == "-n" && (network.empty() || value == "full")) network = value;  // the widest asked
             else if (flag == "-w") add_once(writable, value);
             else if (flag == "--unprotect") add_once(unprotect, value);
             else if (flag == "--read-only") add_once(read_only, value);

@@ -117,6 +117,16 @@ TEST_CASE("explain: -p and -n replace the invocation's own, in every spelling") 
     }
 }
 
+TEST_CASE("explain: a server's -n limited and a client's -n full give -n full") {
+    Setup t(Mode::WorkspaceWrite);
+    for (const auto& a : {recorded({op("bind", ""), op("connect", "192.0.2.1:443")}),
+                          recorded({op("connect", "192.0.2.1:443"), op("bind", "")})}) {
+        const Explanation e = t.explain({"sbx", "run"}, a);
+        CHECK(e.added == std::vector<std::string>{"-n", "full"});
+        CHECK(e.allowed == 2);
+    }
+}
+
 TEST_CASE("explain: a -w the new mode makes unnecessary is dropped; one below another too") {
     Setup t(Mode::ReadOnly);
     // Under read-only each fix is "-p workspace-write -w DIR"; workspace-write
