@@ -322,11 +322,7 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         else if (text.target_os == "macos") args.target_os = TargetOs::MacOs;
         else throw Error(fmt::format("--target-os: '{}' is not linux or macos", text.target_os));
     } else {
-#ifdef __APPLE__
-        args.target_os = TargetOs::MacOs;
-#else
-        args.target_os = TargetOs::Linux;
-#endif
+        args.target_os = native_os();
     }
     if (args.approval.justification && !args.approval.escalate) throw Error("--justification: only with --escalate");
 }

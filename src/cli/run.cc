@@ -92,7 +92,7 @@ public:
     // Runs the command once and analyses the outcome.
     Attempt attempt(bool sandboxed) {
         Attempt a;
-        a.plan = make_plan(sandboxed, TargetOs::Linux);
+        a.plan = make_plan(sandboxed, native_os());  // a macOS build runs sandbox-exec
         a.sandboxed = a.plan.sandbox != SandboxKind::None;
 
         // Started before the command, so no record is missed.

@@ -12,6 +12,15 @@
 namespace sbx {
 
 enum class TargetOs { Linux, MacOs };
+
+// The OS sbx was built for: the plan sbx run executes.
+constexpr TargetOs native_os() {
+#ifdef __APPLE__
+    return TargetOs::MacOs;
+#else
+    return TargetOs::Linux;
+#endif
+}
 enum class StdinMode { Inherit, Null };
 
 // The command as the user gave it.
