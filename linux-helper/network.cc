@@ -33,6 +33,7 @@
 #include <fmt/core.h>
 
 #include "util.h"
+#include "util/fd_pass.h"
 
 namespace sbx::helper {
 namespace {
@@ -130,24 +131,8 @@ void hand_out_proxy_listener(int channel, std::uint16_t port) {
     if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&v4), sizeof v4) != 0 ||
         ::listen(listener.get(), SOMAXCONN) != 0)
         fail_errno(kStep, fmt::format("listening on 127.0.0.1:{} for the allowlist proxy", port));
-    char byte = 'L';
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    const int fd = listener.get();
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    ssize_t n;
-    while ((n = ::sendmsg(channel, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
-    if (n != 1) fail_errno(kStep, "sending the proxy's listening socket to sbx (--proxy-fd)");
+    if (!send_fd(channel, listener.get()))
+        fail_errno(kStep, "sending the proxy's listening socket to sbx (--proxy-fd)");
     ::close(channel);  // pid 1's copy: sbx has what it needs
 }
 

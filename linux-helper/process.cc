@@ -20,6 +20,7 @@
 #include "recorder.h"
 #include "util.h"
 #include "util/clone_stack.h"
+#include "util/fd_pass.h"
 
 namespace sbx::helper {
 namespace {
@@ -142,46 +143,6 @@ struct Pid1Start {
     const Command& command;
 };
 
-// One byte of data with room for one SCM_RIGHTS descriptor (not copyable:
-// msg points into the object itself).
-struct FdMessage {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
-    msghdr msg{};
-    FdMessage() {
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-    }
-    FdMessage(const FdMessage&) = delete;
-    FdMessage& operator=(const FdMessage&) = delete;
-};
-
-void send_fd(int socket, int fd) {
-    FdMessage m;
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&m.msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-    if (::sendmsg(socket, &m.msg, MSG_NOSIGNAL) != 1) fail_errno("seccomp", "passing the listener to pid 1");
-}
-
-Fd receive_fd(int socket) {
-    FdMessage m;
-    if (::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC) <= 0) return Fd();
-    for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg); c != nullptr; c = CMSG_NXTHDR(&m.msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int fd = -1;
-            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-            return Fd(fd);
-        }
-    }
-    return Fd();
-}
-
 // What the command process starts from (read-only to it).
 struct CommandStart {
     const Pid1Start* pid1;
@@ -207,7 +168,8 @@ struct CommandStart {
         }
         ::sigprocmask(SIG_SETMASK, &s.original_mask, nullptr);
         Fd listener = s.prepare();
-        if (listener.valid()) send_fd(start.command_end, listener.get());
+        if (listener.valid() && !send_fd(start.command_end, listener.get()))
+            fail_errno("seccomp", "passing the listener to pid 1");
     } catch (const std::exception& e) {
         s.command.status.error(e);
         ::_exit(125);

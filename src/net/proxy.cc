@@ -27,6 +27,7 @@
 
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/fd_pass.h"
 
 namespace sbx::net {
 
@@ -293,21 +294,8 @@ void AllowlistProxy::State::run() {
                 ours.reset();  // the helper ended without sending it
                 break;
             }
-            char byte;
-            iovec data{&byte, 1};
-            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-            msghdr message{};
-            message.msg_iov = &data;
-            message.msg_iovlen = 1;
-            message.msg_control = control;
-            message.msg_controllen = sizeof control;
-            const ssize_t n = ::recvmsg(ours.get(), &message, MSG_CMSG_CLOEXEC);
-            if (n < 0 && errno == EINTR) continue;
-            const cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&message) : nullptr;
-            if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) break;
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-            listener.reset(fd);
+            listener = receive_fd(ours.get());
+            if (!listener.valid()) break;  // closed, or a message without it
             continue;
         }
         Fd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
