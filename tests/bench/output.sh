@@ -3,7 +3,7 @@
 # one run: wall time and sbx's peak RSS, printed side by side with the ratio.
 #   tests/bench/output.sh [BUILD_DIR [SIZE]]   (default: build 1G; RUNS=5;
 #                                              SBX=path overrides BUILD_DIR/sbx)
-# The plain pipe and sbx run in turn (plain, sbx, plain, sbx, ...) so that a
+# sbx and the plain pipe run in turn (sbx, plain, sbx, plain, ...) so that a
 # machine whose speed drifts treats both alike; each line gives the best of
 # RUNS and the ratio of the bests, and the median of the per-pair ratios.
 # Figures, not assertions: the targets are <= 1.2x the time and < 8 MiB RSS.
@@ -16,29 +16,14 @@ RUNS=${RUNS:-5}
 cmd=(head -c "$SIZE" /dev/zero)
 full=("$SBX" run -p danger-full-access)
 
-now_ns() { date +%s%N; }
-ms_of() {  # wall time in ms of: bash -c "$1"
-    local t0; t0=$(now_ns)
-    bash -c "$1"
-    echo $(( ($(now_ns) - t0) / 1000000 ))
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-q() { printf '%q ' "$@"; }
+. "$(dirname "$0")/lib.sh"
 
 plain_pipe="$(q "${cmd[@]}") | cat >/dev/null"
 # pair LABEL SBX_COMMAND: RUNS turns of plain pipe and sbx; one line of figures.
 pair() {
-    local label=$1 run=$2 i p s best_p="" best_s="" ratios=""
-    for i in $(seq 1 "$RUNS"); do
-        p=$(ms_of "$plain_pipe")
-        s=$(ms_of "$run")
-        if [ -z "$best_p" ] || [ "$p" -lt "$best_p" ]; then best_p=$p; fi
-        if [ -z "$best_s" ] || [ "$s" -lt "$best_s" ]; then best_s=$s; fi
-        ratios+="$(ratio "$s" "$p")"$'\n'
-    done
+    in_turn "$RUNS" "$2" "$plain_pipe"
     printf '  %-46s %6s ms   plain pipe %6s ms   ratio %s (median of pairs %s)\n' \
-        "$label" "$best_s" "$best_p" "$(ratio "$best_s" "$best_p")" "$(printf '%s' "$ratios" | median)"
+        "$1" "$best_first" "$best_second" "$(ratio "$best_first" "$best_second")" "$pair_ratio"
 }
 
 rss() {  # peak RSS in KiB of the program run by: bash -c "$1" (wrapped in time)

@@ -46,25 +46,12 @@ for _ in $(seq 1 100); do [ -e "$d/port" ] && break; sleep 0.1; done
 port=$(cat "$d/port") || exit 1
 url=http://localhost:$port/blob
 
-now_ns() { date +%s%N; }
-ms_of() {
-    local t0; t0=$(now_ns)
-    "$@" >/dev/null || echo "proxy.sh: failed: $*" >&2
-    echo $(( ($(now_ns) - t0) / 1000000 ))
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib.sh"
 
-direct=(curl -sSf --noproxy '*' -o /dev/null "$url")
-proxied=("$SBX" run --allow-domain localhost --allow-domain 127.0.0.1 -- curl -sSf --noproxy '' -o /dev/null "$url")
-best_d="" best_p="" ratios=""
-for _ in $(seq 1 "$RUNS"); do
-    t_d=$(ms_of "${direct[@]}")
-    t_p=$(ms_of "${proxied[@]}")
-    if [ -z "$best_d" ] || [ "$t_d" -lt "$best_d" ]; then best_d=$t_d; fi
-    if [ -z "$best_p" ] || [ "$t_p" -lt "$best_p" ]; then best_p=$t_p; fi
-    ratios+="$(ratio "$t_d" "$t_p")"$'\n'
-done
+direct=$(q curl -sSf --noproxy '*' -o /dev/null "$url")
+proxied=$(q "$SBX" run --allow-domain localhost --allow-domain 127.0.0.1 -- curl -sSf --noproxy '' -o /dev/null "$url")
+in_turn "$RUNS" "$direct" "$proxied"
+best_d=$best_first best_p=$best_second
 echo "proxy.sh: $SIZE from a loopback server, best of $RUNS (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '  direct %6s ms   through the proxy %6s ms   throughput ratio %s (median of pairs %s)\n' \
-    "$best_d" "$best_p" "$(ratio "$best_d" "$best_p")" "$(printf '%s' "$ratios" | median)"
+    "$best_d" "$best_p" "$(ratio "$best_d" "$best_p")" "$pair_ratio"
