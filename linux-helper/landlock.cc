@@ -110,8 +110,21 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
              "Landlock ABI " + std::to_string(abi) + " cannot deny truncation and there is no read-only mount view",
              "use a kernel with Landlock ABI 3 (Linux 6.2) or enable user namespaces");
 
+    // Every right the ruleset handles and no rule grants costs a walk from
+    // the file up to "/" on each open that asks for it, in the kernel.  So:
+    // - read and execute, when the policy reads "/": a rule on "/" would
+    //   grant them everywhere, so they are left unhandled, which grants them
+    //   with no walk;
+    // - truncate, with the mount view: the kernel asks it on every open (for
+    //   a later ftruncate), so every read of a file outside the writable
+    //   roots walked to "/"; there, outside the writable roots every mount is
+    //   read-only (EROFS), and O_TRUNC needs the write right, still handled.
+    const std::uint64_t read = kFsExecute | kFsReadFile | kFsReadDir;
+    std::uint64_t unhandled = 0;
+    if (policy.reads_root()) unhandled |= read;
+    if (with_mount_layer) unhandled |= kFsTruncate;
     RulesetAttr attr;
-    if (filesystem) attr.handled_access_fs = fs_rights(abi);
+    if (filesystem) attr.handled_access_fs = fs_rights(abi) & ~unhandled;
     if (abi >= 4 && policy.network == Network::Restricted) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
     if (abi >= 6) {
         if (filesystem) attr.scoped = kScopeAbstractUnix | kScopeSignal;
@@ -124,10 +137,11 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
 
     if (filesystem) {
         const std::uint64_t all = attr.handled_access_fs;
-        // Read entries; deny entries get no rule (Landlock cannot take away
-        // below an allowed parent: the view covers them).
-        const std::uint64_t read = kFsExecute | kFsReadFile | kFsReadDir;
-        for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, read);
+        // Read entries (only without "/": with it, reads are not handled);
+        // deny entries get no rule (Landlock cannot take away below an
+        // allowed parent: the view covers them).
+        if (!policy.reads_root())
+            for (const auto& path : policy.readable) add_path_rule(ruleset.get(), path, read);
         // Without "/": the new root holds only the entries' paths, /dev and
         // /proc (root_view.h), so listing its directories shows nothing else;
         // a denied or skeleton directory's mode keeps it unlistable.

@@ -6,11 +6,15 @@
 namespace sbx::helper {
 
 // Restricts the calling thread (and what it execs).  For a sandboxed
-// filesystem: every filesystem right of the ABI is handled; read and execute
-// on the readable entries ("/" for the presets; /dev and /proc without it),
-// every right on the writable roots, /dev/null and, without "/", the private
-// /dev/shm; denied paths get no rule (the mount view covers them: Landlock
-// cannot take away below a readable directory).  Without the mount view
+// filesystem: every filesystem right of the ABI is handled but read and
+// execute when the policy reads "/" (granted everywhere: unhandled, they cost
+// no walk up the tree on each open), and truncate with the mount view (every
+// mount outside the writable roots is read-only there, and an O_TRUNC open
+// needs the write right); read and execute on the readable entries (/dev and
+// /proc too) when it does not read "/"; every handled right on the writable
+// roots (/dev/null is one) and, without "/", the private /dev/shm; denied
+// paths get no rule (the mount view covers them: Landlock cannot take away
+// below a readable directory).  Without the mount view
 // (with_mount_layer false) a policy with deny entries, read-only carve-outs
 // inside writable roots, or without "/" is refused.  ABI >= 6: abstract
 // UNIX sockets and signals scoped.  ABI >= 4 with network restricted: TCP bind
