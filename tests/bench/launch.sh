@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Launch overhead of the Linux sandbox, side by side with bubblewrap:
-#   bare /bin/true, `sbx run -p workspace-write -- /bin/true`, the helper
-#   directly, `sbx run -p danger-full-access -- /bin/true` (sbx's own share:
-#   no helper, no sandbox), and bubblewrap with a comparable view
+#   bare /bin/true, `sbx run -p workspace-write -- /bin/true`, `sbx run -p
+#   read-only -- /bin/true`, the helper directly (workspace-write),
+#   `sbx run -p danger-full-access -- /bin/true` (sbx's own share: no helper,
+#   no sandbox), and bubblewrap with a comparable view
 #   (`bwrap --ro-bind / / --dev /dev --proc /proc --bind $PWD $PWD
 #    --unshare-net --unshare-pid -- /bin/true`).
-# One hyperfine run covers all five commands; the script makes REPEAT such
+# One hyperfine run covers all six commands; the script makes REPEAT such
 # runs (this VM's speed drifts from one minute to the next, and a ratio from
 # one run can be off by a fifth), prints each run's overheads over bare
 # /bin/true and ratios to bwrap's, then the median over the runs (target:
@@ -38,6 +39,7 @@ for i in $(seq 1 "$repeat"); do
     hyperfine -N --style none --warmup 20 --runs "$runs" --export-json "$ws/results-$i.json" \
         -n bare "/bin/true" \
         -n sbx "$SBX run -p workspace-write -- /bin/true" \
+        -n sbx-ro "$SBX run -p read-only -- /bin/true" \
         -n sbx-full "$SBX run -p danger-full-access -- /bin/true" \
         -n helper "$HELPER --sandbox-policy-cwd $ws --sandbox-policy '{\"type\":\"workspace-write\"}' -- /bin/true" \
         -n bwrap "bwrap --ro-bind / / --dev /dev --proc /proc --bind $ws $ws --unshare-net --unshare-pid -- /bin/true"
@@ -46,7 +48,7 @@ done
 python3 - "$ws" "$repeat" <<'PY'
 import json, statistics, sys
 ws, repeat = sys.argv[1], int(sys.argv[2])
-names = ("bare", "sbx", "sbx-full", "helper", "bwrap")
+names = ("bare", "sbx", "sbx-ro", "sbx-full", "helper", "bwrap")
 runs = []
 for i in range(1, repeat + 1):
     results = {r["command"]: r for r in json.load(open(f"{ws}/results-{i}.json"))["results"]}
@@ -61,11 +63,13 @@ def ratio(run, name, key):
 
 print()
 print("overhead over bare /bin/true (mean, ms), and ratio to bwrap's, per run:")
-print(f"{'run':>4} {'bare':>7} {'sbx':>7} {'sbx-full':>9} {'helper':>7} {'bwrap':>7} {'sbx/bwrap':>10} {'helper/bwrap':>13}")
+print(f"{'run':>4} {'bare':>7} {'sbx':>7} {'sbx-ro':>7} {'sbx-full':>9} {'helper':>7} {'bwrap':>7}"
+      f" {'sbx/bwrap':>10} {'sbx-ro/bwrap':>13} {'helper/bwrap':>13}")
 for i, run in enumerate(runs, 1):
-    print(f"{i:>4} {run['bare']['mean']:7.2f} {overhead(run, 'sbx', 'mean'):7.2f}"
+    print(f"{i:>4} {run['bare']['mean']:7.2f} {overhead(run, 'sbx', 'mean'):7.2f} {overhead(run, 'sbx-ro', 'mean'):7.2f}"
           f" {overhead(run, 'sbx-full', 'mean'):9.2f} {overhead(run, 'helper', 'mean'):7.2f}"
-          f" {overhead(run, 'bwrap', 'mean'):7.2f} {ratio(run, 'sbx', 'mean'):10.2f} {ratio(run, 'helper', 'mean'):13.2f}")
+          f" {overhead(run, 'bwrap', 'mean'):7.2f} {ratio(run, 'sbx', 'mean'):10.2f} {ratio(run, 'sbx-ro', 'mean'):13.2f}"
+          f" {ratio(run, 'helper', 'mean'):13.2f}")
 
 print()
 print(f"median over {repeat} runs:")
@@ -75,7 +79,7 @@ for name in names:
     print(f"{name:8} {med(lambda r: r[name]['mean']):8.2f}ms {med(lambda r: r[name]['median']):8.2f}ms"
           f" {med(lambda r: overhead(r, name, 'mean')):15.2f}ms {med(lambda r: overhead(r, name, 'median')):17.2f}ms")
 for key in ("mean", "median"):
-    for name in ("sbx", "helper"):
+    for name in ("sbx", "sbx-ro", "helper"):
         values = [ratio(run, name, key) for run in runs]
         r = statistics.median(values)
         print(f"ratio {name}/bwrap overhead ({key}): {r:.2f}"
