@@ -94,6 +94,14 @@ bool bound_in_this_netns(dev_t dev, ino_t ino) {
 
 }  // namespace
 
+sockaddr_in loopback_v4(std::uint16_t port) {
+    sockaddr_in v4{};
+    v4.sin_family = AF_INET;
+    v4.sin_port = htons(port);
+    v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return v4;
+}
+
 void bring_up_loopback() {
     Fd control(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!control.valid()) fail_errno(kStep, "socket for the loopback setup");
@@ -106,9 +114,7 @@ void bring_up_loopback() {
     // The kernel gives an up loopback 127.0.0.1/8 (and ::1 where IPv6 is on):
     // check that the command will find them.
     Fd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in v4{};
-    v4.sin_family = AF_INET;
-    v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in v4 = loopback_v4(0);
     if (!probe.valid() || ::bind(probe.get(), reinterpret_cast<sockaddr*>(&v4), sizeof v4) != 0)
         fail_errno(kStep, "127.0.0.1 is not usable on the new loopback");
     Fd probe6(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -122,18 +128,34 @@ void bring_up_loopback() {
     }
 }
 
-void hand_out_proxy_listener(int channel, std::uint16_t port) {
+namespace {
+
+// A TCP socket listening on 127.0.0.1:port of this network namespace.
+Fd loopback_listener(std::uint16_t port, std::string_view for_whom) {
     Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in v4{};
-    v4.sin_family = AF_INET;
-    v4.sin_port = htons(port);
-    v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in v4 = loopback_v4(port);
     if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&v4), sizeof v4) != 0 ||
         ::listen(listener.get(), SOMAXCONN) != 0)
-        fail_errno(kStep, fmt::format("listening on 127.0.0.1:{} for the allowlist proxy", port));
+        fail_errno(kStep, fmt::format("listening on 127.0.0.1:{} for {}", port, for_whom));
+    return listener;
+}
+
+}  // namespace
+
+void hand_out_proxy_listener(int channel, std::uint16_t port) {
+    Fd listener = loopback_listener(port, "the allowlist proxy");
     if (!send_fd(channel, listener.get()))
         fail_errno(kStep, "sending the proxy's listening socket to sbx (--proxy-fd)");
     ::close(channel);  // pid 1's copy: sbx has what it needs
+}
+
+void hand_out_bridge_listeners(int channel, std::span<const std::uint16_t> ports) {
+    for (const std::uint16_t port : ports) {
+        Fd listener = loopback_listener(port, "the bridge to Codex's proxy (--managed-network)");
+        if (!send_fd(channel, listener.get()))
+            fail_errno(kStep, "sending a listening socket to the helper's proxy bridge (--managed-network)");
+    }
+    ::close(channel);  // pid 1's copy: the helper has what it needs
 }
 
 std::optional<std::string> unix_pathname(const void* address, std::size_t length) {

@@ -10,6 +10,7 @@
 // gets a connect that was checked on one address and made on another.
 #pragma once
 
+#include <netinet/in.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "fd.h"
@@ -24,6 +26,9 @@
 struct seccomp_notif;
 
 namespace sbx::helper {
+
+// 127.0.0.1:port.
+sockaddr_in loopback_v4(std::uint16_t port);
 
 // In the new network namespace: loopback up, with 127.0.0.1 (and ::1 where
 // IPv6 is enabled).  Throws Error naming the step.
@@ -35,6 +40,12 @@ void bring_up_loopback();
 // accepts on it from the host's network namespace; then channel is closed
 // here.  Nothing listens on the host.  Throws Error naming the step.
 void hand_out_proxy_listener(int channel, std::uint16_t port);
+
+// The same for --managed-network (managed_network.h): one listening socket
+// on 127.0.0.1:port for each of ports, each sent in its own message, in
+// order, to the helper's outer process, which relays them to Codex's proxy
+// on the host; then channel is closed here.  Throws Error naming the step.
+void hand_out_bridge_listeners(int channel, std::span<const std::uint16_t> ports);
 
 // The pathname of a UNIX socket address as connect(2) reads it, or nullopt
 // when the address is not a pathname (too short, another family, abstract).
