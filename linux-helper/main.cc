@@ -1,7 +1,8 @@
 // codex-linux-sandbox: applies the sandbox to itself, then execs the command.
 //
 //   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --permission-profile JSON
-//                       [--use-legacy-landlock] [--no-proc] [--inherit-pid-namespace] [--] CMD...
+//                       [--use-legacy-landlock] [--managed-network JSON] [--no-proc]
+//                       [--inherit-pid-namespace] [--] CMD...
 //   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --sandbox-policy JSON [--] CMD...
 //   codex-linux-sandbox DIR JSON -- CMD...
 //
@@ -28,6 +29,7 @@
 #include "cgroup.h"
 #include "inherited_fds.h"
 #include "landlock.h"
+#include "managed_network.h"
 #include "mounts.h"
 #include "namespaces.h"
 #include "net/domain.h"
@@ -49,7 +51,8 @@ constexpr const char* kUsage =
 constexpr const char* kHelp =
     "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
     "                           --permission-profile JSON [--use-legacy-landlock]\n"
-    "                           [--no-proc] [--inherit-pid-namespace] [--status-fd N]\n"
+    "                           [--managed-network JSON] [--no-proc]\n"
+    "                           [--inherit-pid-namespace] [--status-fd N]\n"
     "                           [--] CMD [ARG...]\n"
     "       codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
     "                           --sandbox-policy JSON [--no-proc] [--] CMD [ARG...]\n"
@@ -63,6 +66,10 @@ constexpr const char* kHelp =
     "  --permission-profile JSON     Codex's permission profile (Codex 0.169 and later)\n"
     "  --sandbox-policy JSON         sbx's canonical policy, or Codex's older SandboxPolicy\n"
     "  --use-legacy-landlock         accepted; the sandbox is the same without it\n"
+    "  --managed-network JSON        Codex's proxy-only network: a private network whose\n"
+    "                                127.0.0.1:PORT, for each of loopbackPorts, reaches\n"
+    "                                the host's 127.0.0.1:PORT (Codex's proxy) and nothing\n"
+    "                                else; needs HTTP_PROXY or the like set to one of them\n"
     "  --no-proc                     no fresh /proc: /proc is an empty read-only directory\n"
     "  --inherit-pid-namespace       accepted; the sandbox keeps a pid namespace of its own\n"
     "  --status-fd N                 report failures as JSON lines on descriptor N, not on\n"
@@ -86,11 +93,12 @@ struct Args {
     std::optional<std::string> policy_json;   // --sandbox-policy, or the older positional form
     std::optional<std::string> profile_json;  // --permission-profile
     bool no_proc = false;
-    std::optional<int> status_fd;  // --status-fd
-    std::optional<int> proxy_fd;   // --proxy-fd (sbx's allowlist proxy, network.h)
-    bool record_denials = false;   // --record-denials (recorder.h)
-    bool record_network = false;   // --record-network (recorder.h)
-    char** command = nullptr;      // argv-style, null-terminated
+    std::optional<int> status_fd;                   // --status-fd
+    std::optional<int> proxy_fd;                    // --proxy-fd (sbx's allowlist proxy, network.h)
+    bool record_denials = false;                    // --record-denials (recorder.h)
+    bool record_network = false;                    // --record-network (recorder.h)
+    std::optional<ManagedNetwork> managed_network;  // --managed-network (managed_network.h)
+    char** command = nullptr;                       // argv-style, null-terminated
 };
 
 std::string absolute(std::string path) {
@@ -209,11 +217,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::RecordDenials: args.record_denials = true; break;
             case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
-            case Opt::ManagedNetwork:
-                fail("arguments",
-                     "--managed-network: the proxy-only network of Codex's network proxy is not supported yet, "
-                     "and the helper will not run with the host's network instead",
-                     "run Codex without features.network_proxy");
+            case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
             case Opt::InnerStage:
                 usage_error(std::string(name) + " is an inner stage of Codex's own helper, not for callers");
         }
@@ -270,10 +274,25 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     if (args.status_fd) status.use_fd(*args.status_fd);
     Command command{args.command, status};
 
-    const CanonicalPolicy policy = read_policy(args, system_environment());
+    CanonicalPolicy policy = read_policy(args, system_environment());
     const std::string command_cwd = args.command_cwd ? absolute(*args.command_cwd) : absolute(".");
     if (args.proxy_fd && !policy.by_name())
         usage_error("--proxy-fd: the policy has no allow_domains (no proxy to reach)");
+    std::optional<ProxyBridge> bridge;
+    if (args.managed_network) {
+        if (args.proxy_fd) usage_error("--managed-network and --proxy-fd together: give one");
+        std::vector<std::string_view> environment;
+        for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+        std::vector<std::uint16_t> ports = bridged_ports(*args.managed_network, environment);
+        // Proxy-only, whatever the profile says of the network (Codex sends
+        // "enabled"), also with no filesystem sandbox; restricted stays
+        // restricted (stricter: the proxy is out of reach too).
+        if (policy.mode == Mode::DangerFullAccess) policy.mode = Mode::ExternalSandbox;
+        if (policy.network != Network::Restricted) {
+            policy.network = Network::Limited;
+            bridge.emplace(std::move(ports));
+        }
+    }
     // allow_domains without --proxy-fd (Codex, say): network limited, which
     // reaches no host at all (stricter than asked).
 
@@ -318,6 +337,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
             mount_namespace_filesystems(filesystem, !args.no_proc);
             if (limited) bring_up_loopback();
             if (args.proxy_fd) hand_out_proxy_listener(*args.proxy_fd, net::kProxyPort);
+            if (bridge) hand_out_bridge_listeners(bridge->sandbox_channel(), bridge->ports());
         };
         auto prepare = [&]() {
             relays.attach();
@@ -327,9 +347,13 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
-        const std::optional<int> ended =
-            run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare, abandoned, relays, command);
+        auto forked = [&]() {
+            if (bridge) bridge->start();
+        };
+        const std::optional<int> ended = run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare,
+                                                        abandoned, relays, command, forked);
         if (ended) {
+            bridge.reset();   // the sandbox is gone: so are its connections
             protect.reset();  // remove the placeholders before ending
             pids.reset();
             exit_like(*ended);

@@ -209,13 +209,19 @@ probe "${cwd_flags[@]}" --permission-profile "$(subst "$EX14")" --
 is "example 14 (p4) runs" "0" "$rc"
 expect "example 14" cws=rw .git=ro /tmp=rw deny=none deny/open=absent out=ro net=nonet
 
-# 15. --managed-network: refused (125), nothing runs
-err=$(cd "$CWS" && "$HELPER" "${cwd_flags[@]}" --permission-profile "$(subst "$EX15")" \
+# 15. --managed-network: proxy-only (helper-managed-network.sh tests the bridge
+# to the proxy itself): filesystem as 2, the host listener out of reach; without
+# the proxy variables Codex sets, refused (125) and nothing runs.
+HTTP_PROXY=http://127.0.0.1:33423 probe "${cwd_flags[@]}" --permission-profile "$(subst "$EX15")" \
+    --managed-network "$MANAGED_NET" --
+is "example 15 (--managed-network) runs" "0" "$rc"
+expect "example 15" cws=rw /tmp=rw extra=ro out=ro net=nonet
+err=$(cd "$CWS" && env -i PATH="$PATH" "$HELPER" "${cwd_flags[@]}" --permission-profile "$(subst "$EX15")" \
     --managed-network "$MANAGED_NET" -- sh -c "echo ran > '$FX/out/ran15'" 2>&1 >/dev/null)
-is "example 15 (--managed-network) is refused with 125" "125" "$?"
-is "example 15: one line naming the fix" "1" \
-    "$(printf '%s\n' "$err" | grep -c '^codex-linux-sandbox: .*network_proxy')"
-is "example 15: nothing ran" "no" "$([ -e "$FX/out/ran15" ] && echo yes || echo no)"
+is "example 15 without proxy variables is refused with 125" "125" "$?"
+is "example 15 without proxy variables: one line naming the cause" "1" \
+    "$(printf '%s\n' "$err" | grep -c '^codex-linux-sandbox: network: --managed-network: no proxy variable')"
+is "example 15 without proxy variables: nothing ran" "no" "$([ -e "$FX/out/ran15" ] && echo yes || echo no)"
 # Without network_proxy the same JSON comes without --managed-network: host network open.
 probe "${cwd_flags[@]}" --permission-profile "$(subst "$EX15")" --
 expect "example 15 without --managed-network" cws=rw /tmp=rw extra=ro net=net
@@ -321,8 +327,8 @@ usage_error "--proxy-route-spec" "inner stage" "${cwd_flags[@]}" --permission-pr
     --proxy-route-spec '{"routes":[]}' --
 usage_error "--verify-fd-mount" "inner stage" "${cwd_flags[@]}" --permission-profile "$PROFILE" \
     --verify-fd-mount 3:/x --
-usage_error "--managed-network" "network_proxy" "${cwd_flags[@]}" --permission-profile "$PROFILE" \
-    --managed-network "$MANAGED_NET" --
+usage_error "--managed-network, bad JSON" "--managed-network: not valid JSON" "${cwd_flags[@]}" \
+    --permission-profile "$PROFILE" --managed-network '{"loopbackPorts":' --
 usage_error "--version does not exist" "unknown option '--version'" --version "${cwd_flags[@]}" \
     --permission-profile "$PROFILE" --
 usage_error "bad profile JSON" "invalid permission profile JSON" "${cwd_flags[@]}" --permission-profile '{"type":' --

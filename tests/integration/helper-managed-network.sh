@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Codex's --managed-network (CODEX-HELPER.md sections 2, 5 and 7 item 15): the
+# helper run alone, as Codex runs it, with a "proxy" (an HTTP server that
+# answers every request with its path) on the host's 127.0.0.1:PROXY and a
+# second host listener that the command must not reach.  Through the proxy
+# variables the command reaches the proxy; a direct connection to another
+# host port is refused (ECONNREFUSED); nothing listens on the host for the
+# bridge; no proxy variable or a malformed JSON is refused (125, one line) and
+# nothing runs.  With CODEX_LINUX_SANDBOX (Codex 0.169's own helper), the same
+# run through it for comparison.  Also run as uid 65534 (unprivileged.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+require_helper
+for tool in python3 curl ss pgrep; do
+    command -v $tool >/dev/null || { echo "1..0 # SKIP no $tool"; exit 0; }
+done
+d=$(scratch) && ws=$d/ws && mkdir "$ws" || exit 1
+cat >"$d/servers.py" <<'PY'
+import http.server, os, socket, sys, threading
+d = sys.argv[1]
+class Proxy(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("proxied " + self.path + "\n").encode()  # a proxy sees the whole URL
+        self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.close_connection = True
+    log_message = lambda *a: None
+proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+threading.Thread(target=proxy.serve_forever, daemon=True).start()
+other = socket.socket()
+other.bind(("127.0.0.1", 0))
+other.listen(16)
+def drop():
+    while True:
+        other.accept()[0].close()
+threading.Thread(target=drop, daemon=True).start()
+open(d + "/ports.tmp", "w").write("proxy %d\nother %d\n" % (proxy.server_address[1], other.getsockname()[1]))
+os.rename(d + "/ports.tmp", d + "/ready")
+threading.Event().wait()
+PY
+python3 "$d/servers.py" "$d" &
+servers_pid=$!
+trap 'kill $servers_pid 2>/dev/null; _cleanup_scratch' EXIT
+eventually test -e "$d/ready" || { echo "Bail out! the servers did not start"; exit 1; }
+proxy=$(awk '$1 == "proxy" {print $2}' "$d/ready")
+other=$(awk '$1 == "other" {print $2}' "$d/ready")
+
+# Section 7 item 15, with the scratch workspace for /home/u/proj.
+profile='{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"special","value":{"kind":"slash_tmp"}},"access":"write"},{"path":{"type":"special","value":{"kind":"tmpdir"}},"access":"write"},{"path":{"type":"path","path":"'$ws'"},"access":"write"}]},"network":"enabled"}'
+managed='{"loopbackPorts":['$proxy'],"allowLocalBinding":false,"allowUnixSockets":[],"dangerouslyAllowAllUnixSockets":false}'
+# The proxy variables as Codex sets them (a few of its ~25), nothing else of the caller's.
+proxy_env=(env -i PATH="$PATH" HOME="$ws" HTTP_PROXY="http://127.0.0.1:$proxy" http_proxy="http://127.0.0.1:$proxy"
+    HTTPS_PROXY="http://127.0.0.1:$proxy" https_proxy="http://127.0.0.1:$proxy" NO_PROXY=localhost,127.0.0.1
+    CODEX_NETWORK_PROXY_ACTIVE=1)
+
+# What the command sees: the proxy's answer through http_proxy, then a direct
+# connect to the other host listener (its errno name).
+cat >"$ws/probe.sh" <<SH
+curl -sS --max-time 20 http://example.invalid/through-the-proxy
+python3 -c '
+import errno, socket
+s = socket.socket()
+try:
+    s.connect(("127.0.0.1", $other))
+    print("direct: connected")
+except OSError as e:
+    print("direct:", errno.errorcode.get(e.errno, e.errno))
+'
+SH
+expected="proxied http://example.invalid/through-the-proxy
+direct: ECONNREFUSED"
+
+# The host's listening sockets held by the processes of the runs (the helper,
+# anything started from $d), the servers aside; ss shows a process's owner to
+# its own user, so this holds as uid 65534 too, and other users' listeners
+# (other tests on the machine) do not count.
+run_listeners() {
+    local pids
+    pids=$(pgrep -d '|' -f "codex-linux-sandbox|$d" | sed "s/\b$servers_pid\b//g; s/||*/|/g; s/^|//; s/|$//")
+    [ -z "$pids" ] && return 0
+    ss -ltnpH | grep -E "pid=($pids)," || true
+}
+
+# --- the bridge ---------------------------------------------------------------
+# run_as HELPER: Codex's argv (section 7 item 15) with --managed-network.
+run_as() {
+    (cd "$ws" && "${proxy_env[@]}" "$1" --sandbox-policy-cwd "$ws" --command-cwd "$ws" \
+        --permission-profile "$profile" --managed-network "$managed" -- /bin/sh "$ws/probe.sh" 2>"$d/stderr")
+}
+out=$(run_as "$helper")
+is "--managed-network: the command runs" "0" "$?"
+is "... through http_proxy it reaches the host's proxy; a direct connect to another host port is refused" \
+    "$expected" "$out"
+is "... nothing on stderr" "" "$(cat "$d/stderr")"
+
+# While the sandbox runs (with a connection open through the bridge), and
+# after: nothing of the run listens on the host.
+rm -f "$ws/up" "$ws/go"
+(cd "$ws" && exec "${proxy_env[@]}" "$helper" --sandbox-policy-cwd "$ws" --command-cwd "$ws" \
+    --permission-profile "$profile" --managed-network "$managed" -- /bin/bash -c \
+    "exec 3<>/dev/tcp/127.0.0.1/$proxy && : > '$ws/up' && while [ ! -e '$ws/go' ]; do sleep 0.05; done") &
+running=$!
+eventually test -e "$ws/up" || _tap_result fail "the sandboxed command started"
+is "while the sandbox runs: nothing of it listens on the host" "" "$(run_listeners)"
+is "... the helper holds no socket listening on the host" "" "$(ss -ltnpH | grep "pid=$running," || true)"
+: >"$ws/go"
+wait "$running"
+is "... the run ends well" "0" "$?"
+is "after the runs: nothing of them listens on the host" "" "$(run_listeners)"
+
+# --- refusals: 125, one line, nothing runs -------------------------------------
+# refused DESC EXPECTED-LINE ENV-AND-HELPER-ARGS...
+n=0
+refused() {
+    local desc=$1 line=$2 status
+    shift 2
+    n=$((n + 1))
+    local marker="$ws/ran-$n"
+    (cd "$ws" && "$@" -- /bin/sh -c ": > '$marker'" 2>"$d/stderr")
+    status=$?
+    is "$desc: exit 125" "125" "$status"
+    is "$desc: the line" "$line" "$(cat "$d/stderr")"
+    is "$desc: nothing ran" "no" "$([ -e "$marker" ] && echo yes || echo no)"
+}
+codex_argv=(--sandbox-policy-cwd "$ws" --command-cwd "$ws" --permission-profile "$profile")
+refused "no proxy variable" \
+    "codex-linux-sandbox: network: --managed-network: no proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY...) is set, so the command would have no way out; set HTTP_PROXY (and HTTPS_PROXY, ALL_PROXY) to http://127.0.0.1:PORT of Codex's proxy, as Codex does" \
+    env -i PATH="$PATH" "$helper" "${codex_argv[@]}" --managed-network "$managed"
+refused "a proxy variable naming another host" \
+    "codex-linux-sandbox: network: --managed-network: no proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY...) names a proxy on 127.0.0.1 or localhost, and the command may reach nothing else; set HTTP_PROXY (and HTTPS_PROXY, ALL_PROXY) to http://127.0.0.1:PORT of Codex's proxy, as Codex does" \
+    env -i PATH="$PATH" HTTP_PROXY="http://example.invalid:$proxy" "$helper" "${codex_argv[@]}" --managed-network "$managed"
+refused "a proxy variable naming a host port outside loopbackPorts" \
+    "codex-linux-sandbox: network: --managed-network: ALL_PROXY names 127.0.0.1:$other, which is not one of loopbackPorts; point the proxy variables at Codex's proxy (a port listed in loopbackPorts)" \
+    env -i PATH="$PATH" HTTP_PROXY="http://127.0.0.1:$proxy" ALL_PROXY="socks5h://127.0.0.1:$other" \
+    "$helper" "${codex_argv[@]}" --managed-network "$managed"
+refused "malformed JSON" \
+    "codex-linux-sandbox: arguments: --managed-network: not valid JSON; pass the JSON Codex sends, such as {\"loopbackPorts\":[3128],\"allowLocalBinding\":false}" \
+    "${proxy_env[@]}" "$helper" "${codex_argv[@]}" --managed-network '{"loopbackPorts":[3128'
+refused "a port that is not one" \
+    "codex-linux-sandbox: arguments: --managed-network: loopbackPorts: 70000 is not a port number (1-65535); pass the JSON Codex sends, such as {\"loopbackPorts\":[3128],\"allowLocalBinding\":false}" \
+    "${proxy_env[@]}" "$helper" "${codex_argv[@]}" --managed-network '{"loopbackPorts":[70000]}'
+refused "UNIX socket allowances" \
+    "codex-linux-sandbox: arguments: --managed-network: UNIX socket allowances (allowUnixSockets, dangerouslyAllowAllUnixSockets) are not supported: the sandbox reaches only the UNIX sockets bound inside it; remove the UNIX socket allowances from Codex's network proxy settings" \
+    "${proxy_env[@]}" "$helper" "${codex_argv[@]}" --managed-network '{"loopbackPorts":['$proxy'],"allowUnixSockets":["/run/x.sock"]}'
+
+# --- beside Codex 0.169's own helper ---------------------------------------------
+codex=${CODEX_LINUX_SANDBOX:-}
+if [ -z "$codex" ] || [ ! -x "$codex" ]; then
+    skip "Codex's helper: the same run" "CODEX_LINUX_SANDBOX is not set to Codex 0.169's codex-linux-sandbox"
+    skip "Codex's helper: no proxy variable is refused" "CODEX_LINUX_SANDBOX is not set"
+elif ! command -v bwrap >/dev/null && ! (cd "$ws" && "${proxy_env[@]}" "$codex" "${codex_argv[@]}" -- true 2>/dev/null); then
+    skip "Codex's helper: the same run" "Codex's helper cannot build its sandbox here"
+    skip "Codex's helper: no proxy variable is refused" "Codex's helper cannot build its sandbox here"
+else
+    out=$(run_as "$codex")
+    is "Codex's helper: the same run gives the same answers" "0:$expected" "$?:$out"
+    (cd "$ws" && env -i PATH="$PATH" "$codex" "${codex_argv[@]}" --managed-network "$managed" -- /bin/sh -c \
+        ": > '$ws/ran-codex'" 2>"$d/stderr")
+    status=$?
+    if [ "$status" != 0 ] && grep -q 'managed proxy mode requires proxy environment variables' "$d/stderr" &&
+        [ ! -e "$ws/ran-codex" ]; then
+        ok "Codex's helper: no proxy variable is refused as well (its status $status, ours 125)"
+    else
+        not_ok "Codex's helper: no proxy variable is refused as well" "status $status: $(head -c 300 "$d/stderr")"
+    fi
+fi
+
+done_testing
