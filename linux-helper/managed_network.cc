@@ -234,6 +234,9 @@ void ProxyBridge::State::run(const std::shared_ptr<State>& self) {
         if (p[0].revents) return;
         Fd listener = receive_fd(ours.get());
         if (!listener.valid()) return;  // pid 1 ended without sending them
+        // Non-blocking: a connection gone between poll and accept does not
+        // hold this thread (the accepted sockets block, as accept4 makes them).
+        ::fcntl(listener.get(), F_SETFL, ::fcntl(listener.get(), F_GETFL) | O_NONBLOCK);
         listeners.push_back(std::move(listener));
     }
     ours.reset();
