@@ -10,7 +10,9 @@
 // "Connection: close").  Each request is decided by name, then by address
 // (net/domain.h); a refusal answers at once (HTTP 403 with X-Sbx-Denied
 // naming the rule, SOCKS reply 0x02) and is kept for the run's denials.
-// Bytes pass by splice(2) through a pipe, in both directions at once.
+// Bytes pass by splice(2) through a pipe, in both directions at once; the
+// command's leg (loopback only) uses reno, unpaced, whatever the host's
+// congestion control.
 //
 // One thread accepts; each connection has a thread (two while relaying).
 // Every thread blocks every signal (the supervisor's signalfd gets them).
