@@ -208,8 +208,7 @@ Fd connect_host_loopback(std::uint16_t port) {
 void ProxyBridge::State::relay(Fd client, std::uint16_t port) {
     Fd upstream = connect_host_loopback(port);
     if (!upstream.valid()) return;  // no proxy there: the command's connection closes
-    const int one = 1;
-    ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    tune_loopback_leg(client.get());
     {
         std::lock_guard lock(mutex);
         if (stopping) return;

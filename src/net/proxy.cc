@@ -28,6 +28,7 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fd_pass.h"
+#include "util/splice_pump.h"
 
 namespace sbx::net {
 
@@ -37,7 +38,6 @@ constexpr std::size_t kMaxHead = 64 * 1024;  // a request's head, at most
 constexpr int kHeadTimeoutMs = 30'000;       // to send it
 constexpr int kConnectTimeoutMs = 15'000;    // to reach the host
 constexpr std::size_t kMaxDenials = 100;
-constexpr int kPipeSize = 1 << 20;
 
 // Why a request could not be served, and how the client is told.
 enum class Failure { Refused, NotFound, Unreachable, BadRequest };
@@ -120,35 +120,6 @@ bool read_some(int fd, std::string& buffer) {
         buffer.append(chunk, static_cast<std::size_t>(got));
         return true;
     }
-}
-
-// Moves bytes from `from` to `to` until from ends, then ends to's sending side.
-void pump(int from, int to) {
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-        ::shutdown(to, SHUT_WR);
-        return;
-    }
-    Fd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-    ::fcntl(write_end.get(), F_SETPIPE_SZ, kPipeSize);
-    for (;;) {
-        const ssize_t n = ::splice(from, nullptr, write_end.get(), nullptr, kPipeSize, SPLICE_F_MOVE);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        ssize_t left = n;
-        while (left > 0) {
-            const ssize_t m =
-                ::splice(read_end.get(), nullptr, to, nullptr, static_cast<std::size_t>(left), SPLICE_F_MOVE);
-            if (m < 0 && errno == EINTR) continue;
-            if (m <= 0) {
-                ::shutdown(from, SHUT_RD);
-                ::shutdown(to, SHUT_WR);
-                return;
-            }
-            left -= m;
-        }
-    }
-    ::shutdown(to, SHUT_WR);
 }
 
 }  // namespace
@@ -377,27 +348,9 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
 
 void AllowlistProxy::State::relay(Live& client, Live& upstream) {
     const int one = 1;
-    ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ::setsockopt(upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // The client's leg never leaves the sandbox's loopback, where congestion
-    // control has nothing to control; a pacing one (bbr, a common default)
-    // spreads our sends to the command on a timer at its estimate of the
-    // rate.  Reno (which every user may choose) sends as fast as the command
-    // reads: tests/bench/proxy.sh's 1 GiB through the proxy, 10 runs, best
-    // 480 -> 340 ms, median 581 -> 472 ms.  The upstream keeps the host's
-    // choice: it may cross a real network.
-    static constexpr std::string_view kLoopbackCongestion = "reno";
-    ::setsockopt(client.get(), IPPROTO_TCP, TCP_CONGESTION, kLoopbackCongestion.data(),
-                 static_cast<socklen_t>(kLoopbackCongestion.size()));
-    std::optional<std::thread> back;
-    try {
-        back.emplace([&] { pump(upstream.get(), client.get()); });
-    } catch (const std::system_error&) {
-    }
-    if (back) {
-        pump(client.get(), upstream.get());
-        back->join();
-    }
+    tune_loopback_leg(client.get());  // the command's leg: the sandbox's loopback
+    splice_both_ways(client.get(), upstream.get());
 }
 
 void AllowlistProxy::State::serve_http(Live& client, std::string head) {
