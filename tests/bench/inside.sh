@@ -15,6 +15,14 @@
 #           O_CREAT, a utimensat of its directory, an unlinkat)
 #   read    grep and cat an extracted tree (no write-class call at all)
 # read-only runs the read workload only (it cannot write the workspace).
+# ABLATE=1 adds workspace-write with its layers taken away one at a time, to
+# show what each costs: a helper built from HEAD in a scratch git worktree
+# (under /var/tmp, removed at the end), patched so that the environment
+# variable SBX_BENCH_WITHOUT=landlock|seccomp|both skips those layers.  The
+# patch exists only in that scratch build; no product build has it.
+#   ww-bare     the mount view and the namespaces only
+#   ww-nolock   without Landlock (seccomp kept)
+#   ww-nosecc   without seccomp (Landlock kept)
 # The variants run interleaved, ROUNDS rounds (order rotated each round), so
 # that the machine's drift falls on all of them alike; the script prints the
 # medians and each against native (issue 20's bound: ww at most 1.02), and
@@ -32,7 +40,33 @@ command -v python3 >/dev/null || { echo "inside.sh: python3 is needed" >&2; exit
 command -v bwrap >/dev/null || { echo "inside.sh: bubblewrap (bwrap) is needed" >&2; exit 1; }
 
 ws=$(mktemp -d /dev/shm/sbx-bench-inside.XXXXXX)
-trap 'rm -rf "$ws"' EXIT
+ablated= scratch=
+cleanup() {
+    rm -rf "$ws"
+    [ -z "$scratch" ] || git -C "$scratch" worktree remove --force "$scratch" 2>/dev/null || rm -rf "$scratch"
+}
+trap cleanup EXIT
+if [ "${ABLATE:-0}" = 1 ]; then
+    scratch=$(mktemp -d /var/tmp/sbx-ablate.XXXXXX) && rmdir "$scratch"
+    git -C "$(dirname "$0")" worktree add -q --detach "$scratch" HEAD
+    python3 - "$scratch/linux-helper/main.cc" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+old = "    apply_landlock(policy, mount_layer);\n    return install_seccomp(policy, watch);"
+new = ('    const char* without = ::getenv("SBX_BENCH_WITHOUT");\n'
+       '    const std::string skip = without ? without : "";\n'
+       '    if (skip != "landlock" && skip != "both") apply_landlock(policy, mount_layer);\n'
+       '    if (skip == "seccomp" || skip == "both") return Fd();\n'
+       '    return install_seccomp(policy, watch);')
+if old not in text:
+    sys.exit("inside.sh: linux-helper/main.cc no longer has the lines ABLATE patches")
+open(path, "w").write(text.replace(old, new))
+PY
+    echo "inside.sh: building the ablation helper in $scratch" >&2
+    meson setup "$scratch/build" "$scratch" >/dev/null && ninja -C "$scratch/build" codex-linux-sandbox >/dev/null
+    ablated=$scratch/build/codex-linux-sandbox
+fi
 cd "$ws"
 # The tree: 90 directories of files of 100-400 bytes, one in 50 with the needle.
 python3 - "$files" <<'PY'
@@ -48,9 +82,9 @@ tar cf tree.tar -C src . && rm -rf src
 mkdir ro && tar xf tree.tar -C ro
 echo "inside.sh: $files files, $rounds rounds; load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-python3 - "$SBX" "$rounds" "$ws" <<'PY'
+python3 - "$SBX" "$rounds" "$ws" "$ablated" <<'PY'
 import os, statistics, subprocess, sys, time
-sbx, rounds, ws = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sbx, rounds, ws, ablated = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 workloads = {
     "write": "mkdir t && tar xf tree.tar -C t && grep -rl needle t >/dev/null && rm -rf t",
     "read": "grep -rl needle ro >/dev/null && cat ro/*/* >/dev/null",
@@ -66,6 +100,11 @@ variants = {
     "ww": lambda w: [sbx, "run", "-p", "workspace-write", "--", "sh", "-c", w],
     "recorded": lambda w: [sbx, "run", "-p", "workspace-write", "--record-denials", "--", "sh", "-c", w],
 }
+env = {v: None for v in variants}
+if ablated:
+    for name, without in (("ww-bare", "both"), ("ww-nolock", "landlock"), ("ww-nosecc", "seccomp")):
+        variants[name] = variants["ww"]
+        env[name] = dict(os.environ, SBX_LINUX_SANDBOX_EXE=ablated, SBX_BENCH_WITHOUT=without)
 runs = {w: [v for v in variants if not (w == "write" and v == "ro")] for w in workloads}
 times = {(w, v): [] for w in workloads for v in runs[w]}
 for r in range(rounds + 1):  # round 0 warms up, not counted
@@ -74,7 +113,7 @@ for r in range(rounds + 1):  # round 0 warms up, not counted
         order = names[r % len(names):] + names[:r % len(names)]
         for v in order:
             t = time.perf_counter()
-            subprocess.run(variants[v](script), cwd=ws, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(variants[v](script), cwd=ws, env=env[v], check=True, stdout=subprocess.DEVNULL)
             if r > 0:
                 times[(w, v)].append((time.perf_counter() - t) * 1000.0)
 print(f"\nmedians over {rounds} interleaved rounds (ms), and each against native:")
