@@ -25,7 +25,7 @@ constexpr const char* kNoLandlock =
 // Rights newer than the Debian header (which stops at ABI 2).
 constexpr std::uint64_t kFsExecute = 1ULL << 0, kFsWriteFile = 1ULL << 1, kFsReadFile = 1ULL << 2,
                         kFsReadDir = 1ULL << 3, kFsRefer = 1ULL << 13, kFsTruncate = 1ULL << 14,
-                        kFsIoctlDev = 1ULL << 15;
+                        kFsIoctlDev = 1ULL << 15, kFsMakeSock = 1ULL << 9;
 constexpr std::uint64_t kNetBindTcp = 1ULL << 0, kNetConnectTcp = 1ULL << 1;
 constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0, kScopeSignal = 1ULL << 1;
 constexpr std::uint32_t kRestrictSelfLogNewExecOn = 1U << 1;  // ABI 7
@@ -97,7 +97,7 @@ void refuse_landlock_alone(const CanonicalPolicy& policy) {
                      fix);
 }
 
-void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
+void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer, bool socket_files) {
     const int abi = landlock_abi();
     const bool filesystem = policy.sandboxed_filesystem();
     if (abi < 1) {
@@ -136,7 +136,7 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer) {
     if (!ruleset.valid()) fail_errno(kStep, "creating the ruleset", kNoLandlock);
 
     if (filesystem) {
-        const std::uint64_t all = attr.handled_access_fs;
+        const std::uint64_t all = attr.handled_access_fs & (socket_files ? ~0ULL : ~kFsMakeSock);
         // Read entries (only without "/": with it, reads are not handled);
         // deny entries get no rule (Landlock cannot take away below an
         // allowed parent: the view covers them).

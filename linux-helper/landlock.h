@@ -22,7 +22,11 @@ namespace sbx::helper {
 // whether the read-only mount view is also in place; without it the ruleset
 // must cover truncation itself (ABI >= 3).  Throws Error when the kernel
 // cannot enforce what is asked.
-void apply_landlock(const CanonicalPolicy&, bool with_mount_layer);
+// socket_files false (Codex's --managed-network, managed_network.h): the
+// writable roots lose the right to make a socket file, so that a UNIX socket
+// cannot be bound to a path there (bind fails with EACCES), as Codex's own
+// helper refuses such a bind.
+void apply_landlock(const CanonicalPolicy&, bool with_mount_layer, bool socket_files = true);
 
 // Without a mount namespace Landlock alone guards the filesystem: it can
 // grant, never take away below a granted directory, nor make a path absent.

@@ -236,9 +236,10 @@ Args parse_args(int argc, char** argv) {
 // command gets, applied in the process that execs it.  hide_proc (--no-proc,
 // in a mount namespace of the sandbox's): /proc becomes an empty read-only
 // directory first, once stdin, stdout and stderr have been opened again (which
-// reads /proc/self/fd, still the host's /proc then).
+// reads /proc/self/fd, still the host's /proc then).  socket_files: see
+// apply_landlock (landlock.h).
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer, bool hide = false,
-                        Watch watch = Watch::None) {
+                        Watch watch = Watch::None, bool socket_files = true) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
     if (hide) {
         // Without effective capabilities, as the command would open them.
@@ -250,7 +251,7 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
     // after it would lose its ioctls): as the command would open them.
     if (mount_layer && !hide) reopen_stdio_in_view();
     set_no_new_privs();
-    apply_landlock(policy, mount_layer);
+    apply_landlock(policy, mount_layer, socket_files);
     return install_seccomp(policy, watch);
 }
 
@@ -341,7 +342,9 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         };
         auto prepare = [&]() {
             relays.attach();
-            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch);
+            // Under --managed-network no UNIX socket is bound to a path, as
+            // in Codex's helper (a host process could connect to it).
+            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch, !bridge);
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {

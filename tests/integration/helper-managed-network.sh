@@ -66,10 +66,19 @@ try:
     print("direct: connected")
 except OSError as e:
     print("direct:", errno.errorcode.get(e.errno, e.errno))
+try:
+    socket.socket(socket.AF_UNIX).bind("$ws/bound.sock")
+    print("unix bind: bound")
+except OSError as e:
+    print("unix bind:", "refused" if e.errno in (errno.EPERM, errno.EACCES) else errno.errorcode.get(e.errno, e.errno))
 '
 SH
+# A UNIX socket bound to a path in a writable root would be a door that host
+# processes could open: Codex's helper refuses (EPERM, already the UNIX
+# socket itself), ours refuses the bind (Landlock, EACCES).
 expected="proxied http://example.invalid/through-the-proxy
-direct: ECONNREFUSED"
+direct: ECONNREFUSED
+unix bind: refused"
 
 # The host's listening sockets held by the processes of the runs (the helper,
 # anything started from $d), the servers aside; ss shows a process's owner to
@@ -93,6 +102,7 @@ is "--managed-network: the command runs" "0" "$?"
 is "... through http_proxy it reaches the host's proxy; a direct connect to another host port is refused" \
     "$expected" "$out"
 is "... nothing on stderr" "" "$(cat "$d/stderr")"
+is "... and no socket file was made" "<none>" "$(ls "$ws/bound.sock" 2>/dev/null || echo "<none>")"
 
 # While the sandbox runs (with a connection open through the bridge), and
 # after: nothing of the run listens on the host.
