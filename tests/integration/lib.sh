@@ -146,6 +146,7 @@ require_helper() {
 as_nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env -- \
         env SBX="$SBX" SBX_LINUX_SANDBOX_EXE="${SBX_LINUX_SANDBOX_EXE:-}" \
+        ${CODEX_LINUX_SANDBOX:+"CODEX_LINUX_SANDBOX=$CODEX_LINUX_SANDBOX"} \
         SBX_TEST_UNPRIVILEGED=1 PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent \
         ${SBX_SANITIZER:+"SBX_SANITIZER=$SBX_SANITIZER"} ${ASAN_OPTIONS:+"ASAN_OPTIONS=$ASAN_OPTIONS"} \
         ${UBSAN_OPTIONS:+"UBSAN_OPTIONS=$UBSAN_OPTIONS"} ${SBX_TEST_PATIENCE:+"SBX_TEST_PATIENCE=$SBX_TEST_PATIENCE"} \
