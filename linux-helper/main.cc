@@ -292,6 +292,10 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         if (policy.network != Network::Restricted) {
             policy.network = Network::Limited;
             bridge.emplace(std::move(ports));
+            // Codex's meaning (observed with its 0.169 helper): allowUnixSockets
+            // opens nothing at the helper, dangerouslyAllowAllUnixSockets every
+            // pathname socket of the host, and binding to a path.
+            command.host_unix_sockets = args.managed_network->all_unix_sockets;
         }
     }
     // allow_domains without --proxy-fd (Codex, say): network limited, which
@@ -343,8 +347,10 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         auto prepare = [&]() {
             relays.attach();
             // Under --managed-network no UNIX socket is bound to a path, as
-            // in Codex's helper (a host process could connect to it).
-            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch, !bridge);
+            // in Codex's helper (a host process could connect to it), unless
+            // every UNIX socket is allowed.
+            return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch,
+                                        !bridge || command.host_unix_sockets);
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {

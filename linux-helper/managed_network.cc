@@ -107,11 +107,6 @@ ManagedNetwork parse_managed_network(std::string_view json) {
             network.allow_unix_sockets.push_back(path.get<std::string>());
         }
     }
-    if (network.all_unix_sockets || !network.allow_unix_sockets.empty())
-        fail(kStep,
-             "--managed-network: UNIX socket allowances (allowUnixSockets, dangerouslyAllowAllUnixSockets) are not "
-             "supported: the sandbox reaches only the UNIX sockets bound inside it",
-             "remove the UNIX socket allowances from Codex's network proxy settings");
     return network;
 }
 

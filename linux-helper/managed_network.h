@@ -35,9 +35,12 @@ struct ManagedNetwork {
 
 // Parses it: an object whose known keys have exactly their types (ports
 // 1-65535); every key may be absent (Codex's are optional) and unknown keys
-// are ignored (Codex may add some, and ignores them too).  UNIX socket
-// allowances are refused: the sandbox reaches only the UNIX sockets bound
-// inside it.  Throws StepError (step "arguments") naming what is wrong.
+// are ignored (Codex may add some, and ignores them too).  The UNIX socket
+// keys mean what they mean to Codex 0.169's helper (observed): the paths of
+// allowUnixSockets open nothing there (the sandbox still reaches only the
+// UNIX sockets bound inside it), dangerouslyAllowAllUnixSockets every
+// pathname socket of the host (main.cc: the UnixMediator's host_sockets).
+// Throws StepError (step "arguments") naming what is wrong.
 ManagedNetwork parse_managed_network(std::string_view json);
 
 // Whether an environment variable is one of the proxy variables Codex reads

@@ -168,7 +168,8 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
     return std::string(un.sun_path, ::strnlen(un.sun_path, length - path_offset));
 }
 
-UnixMediator::UnixMediator(int listener, std::size_t response_size) : listener_(listener), resp_size_(response_size) {
+UnixMediator::UnixMediator(int listener, std::size_t response_size, bool host_sockets)
+    : listener_(listener), host_sockets_(host_sockets), resp_size_(response_size) {
     // Paths are resolved in the command's root and cwd through
     // /proc/PID/{root,cwd}, which needs a /proc of this pid namespace.
     char self[32] = {};
@@ -344,8 +345,8 @@ int UnixMediator::prepare_path(const seccomp_notif& request, const std::string& 
     if (!target.valid()) return errno;
     struct stat st {};
     if (::fstat(target.get(), &st) != 0) return errno;
-    if (!S_ISSOCK(st.st_mode)) return ECONNREFUSED;                // what connect(2) says for a non-socket
-    if (!bound_in_this_netns(st.st_dev, st.st_ino)) return EPERM;  // the host's socket
+    if (!S_ISSOCK(st.st_mode)) return ECONNREFUSED;  // what connect(2) says for a non-socket
+    if (!host_sockets_ && !bound_in_this_netns(st.st_dev, st.st_ino)) return EPERM;  // the host's socket
     c.via = std::move(target);
     return 0;
 }

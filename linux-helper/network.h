@@ -66,8 +66,10 @@ bool answer_notification(int listener, std::size_t response_size, std::uint64_t 
 class UnixMediator {
 public:
     // listener: the seccomp listener, owned by its NotificationServer
-    // (recorder.h), which receives the notifications.
-    UnixMediator(int listener, std::size_t response_size);
+    // (recorder.h), which receives the notifications.  host_sockets: the
+    // host's pathname sockets may be reached too (Codex's --managed-network
+    // with dangerouslyAllowAllUnixSockets, managed_network.h).
+    UnixMediator(int listener, std::size_t response_size, bool host_sockets = false);
     UnixMediator(UnixMediator&&) = default;
     UnixMediator& operator=(UnixMediator&&) = default;
 
@@ -88,6 +90,7 @@ private:
 
     int listener_;
     bool proc_is_ours_ = false;  // /proc shows this pid namespace
+    bool host_sockets_ = false;
     std::size_t resp_size_ = 0;
     // Connects waiting on their own threads, at most kMaxWaiting.
     std::shared_ptr<std::atomic<int>> waiting_ = std::make_shared<std::atomic<int>>(0);

@@ -281,7 +281,8 @@ void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command
         if (fds[0].revents & POLLIN) signals.take([&] { reap_children(s, signals, command); });
         if (fds[1].revents & POLLIN) {
             Fd listener = receive_fd(handoff.get());
-            if (listener.valid()) mediator.emplace(std::move(listener), s.command.recorder);
+            if (listener.valid())
+                mediator.emplace(std::move(listener), s.command.recorder, s.command.host_unix_sockets);
             handoff.reset();
         } else if (fds[1].revents & (POLLHUP | POLLERR)) {
             handoff.reset();

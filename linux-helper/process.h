@@ -33,7 +33,8 @@ class Recorder;
 struct Command {
     char* const* argv;
     const Status& status;
-    Recorder* recorder = nullptr;  // pid 1's denial recorder (recorder.h), if any
+    Recorder* recorder = nullptr;    // pid 1's denial recorder (recorder.h), if any
+    bool host_unix_sockets = false;  // the host's pathname UNIX sockets reachable (network.h UnixMediator)
 };
 
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs

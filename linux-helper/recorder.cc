@@ -340,7 +340,7 @@ void Recorder::finish() {
     omitted_ = 0;
 }
 
-NotificationServer::NotificationServer(Fd listener, Recorder* recorder)
+NotificationServer::NotificationServer(Fd listener, Recorder* recorder, bool host_unix_sockets)
     : listener_(std::move(listener)), recorder_(recorder) {
     if (!listener_.valid()) throw sbx::Error("seccomp: pid 1 got no listener");
     seccomp_notif_sizes sizes{};
@@ -348,7 +348,8 @@ NotificationServer::NotificationServer(Fd listener, Recorder* recorder)
         fail_errno(kStep, "reading the seccomp notification sizes");
     notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
     resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
-    if (!recorder_ || recorder_->network() == sbx::Network::Limited) mediator_.emplace(listener_.get(), resp_size_);
+    if (!recorder_ || recorder_->network() == sbx::Network::Limited)
+        mediator_.emplace(listener_.get(), resp_size_, host_unix_sockets);
     // The caller and pid 1 switch on one CPU (Linux 6.6); older kernels: EINVAL, ignored.
     if (recorder_) ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }

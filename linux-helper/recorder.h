@@ -163,7 +163,8 @@ private:
 // the connect mediator (network limited) or the recorder.
 class NotificationServer {
 public:
-    NotificationServer(Fd listener, Recorder* recorder);
+    // host_unix_sockets: the UnixMediator's (network.h).
+    NotificationServer(Fd listener, Recorder* recorder, bool host_unix_sockets = false);
     // Poll this for POLLIN, then call handle().
     int fd() const { return listener_.get(); }
     // One notification, answered.  Throws Error only when the listener fails.

@@ -35,6 +35,15 @@ def drop():
     while True:
         other.accept()[0].close()
 threading.Thread(target=drop, daemon=True).start()
+host = socket.socket(socket.AF_UNIX)  # a UNIX socket of the host's
+host.bind(d + "/host.sock")
+host.listen(16)
+def hello():
+    while True:
+        c = host.accept()[0]
+        c.sendall(b"host socket\n")
+        c.close()
+threading.Thread(target=hello, daemon=True).start()
 open(d + "/ports.tmp", "w").write("proxy %d\nother %d\n" % (proxy.server_address[1], other.getsockname()[1]))
 os.rename(d + "/ports.tmp", d + "/ready")
 threading.Event().wait()
@@ -150,21 +159,60 @@ refused "malformed JSON" \
 refused "a port that is not one" \
     "codex-linux-sandbox: arguments: --managed-network: loopbackPorts: 70000 is not a port number (1-65535); pass the JSON Codex sends, such as {\"loopbackPorts\":[3128],\"allowLocalBinding\":false}" \
     "${proxy_env[@]}" "$helper" "${codex_argv[@]}" --managed-network '{"loopbackPorts":[70000]}'
-refused "UNIX socket allowances" \
-    "codex-linux-sandbox: arguments: --managed-network: UNIX socket allowances (allowUnixSockets, dangerouslyAllowAllUnixSockets) are not supported: the sandbox reaches only the UNIX sockets bound inside it; remove the UNIX socket allowances from Codex's network proxy settings" \
-    "${proxy_env[@]}" "$helper" "${codex_argv[@]}" --managed-network '{"loopbackPorts":['$proxy'],"allowUnixSockets":["/run/x.sock"]}'
+
+# --- UNIX socket allowances, as Codex 0.169's helper reads them (observed) ------
+# allowUnixSockets opens nothing at the helper: the host's socket stays out
+# of reach; dangerouslyAllowAllUnixSockets opens every pathname socket of the
+# host, and binding to a path.
+cat >"$ws/unix.py" <<PY
+import errno, socket
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("$d/host.sock")
+    print("host socket:", s.recv(100).decode().strip())
+except OSError as e:
+    print("host socket:", "refused" if e.errno in (errno.EPERM, errno.EACCES) else errno.errorcode.get(e.errno, e.errno))
+try:
+    socket.socket(socket.AF_UNIX).bind("$ws/bound.sock")
+    print("bind: bound")
+except OSError as e:
+    print("bind:", "refused" if e.errno in (errno.EPERM, errno.EACCES) else errno.errorcode.get(e.errno, e.errno))
+PY
+# unix_run HELPER JSON: the probe under Codex's argv with that --managed-network.
+unix_run() {
+    rm -f "$ws/bound.sock"
+    (cd "$ws" && "${proxy_env[@]}" "$1" "${codex_argv[@]}" --managed-network "$2" -- python3 "$ws/unix.py" 2>"$d/stderr")
+}
+listed='{"loopbackPorts":['$proxy'],"allowUnixSockets":["'$d'/host.sock"]}'
+all='{"loopbackPorts":['$proxy'],"dangerouslyAllowAllUnixSockets":true}'
+out=$(unix_run "$helper" "$listed")
+is "allowUnixSockets: accepted; the host's socket stays refused and no path is bound, as by Codex's helper" \
+    "0:host socket: refused
+bind: refused" "$?:$out"
+out=$(unix_run "$helper" "$all")
+is "dangerouslyAllowAllUnixSockets: the host's socket is reached and a path can be bound, as by Codex's helper" \
+    "0:host socket: host socket
+bind: bound" "$?:$out"
 
 # --- beside Codex 0.169's own helper ---------------------------------------------
 codex=${CODEX_LINUX_SANDBOX:-}
 if [ -z "$codex" ] || [ ! -x "$codex" ]; then
     skip "Codex's helper: the same run" "CODEX_LINUX_SANDBOX is not set to Codex 0.169's codex-linux-sandbox"
+    skip "Codex's helper: the UNIX socket allowances" "CODEX_LINUX_SANDBOX is not set"
     skip "Codex's helper: no proxy variable is refused" "CODEX_LINUX_SANDBOX is not set"
 elif ! command -v bwrap >/dev/null && ! (cd "$ws" && "${proxy_env[@]}" "$codex" "${codex_argv[@]}" -- true 2>/dev/null); then
     skip "Codex's helper: the same run" "Codex's helper cannot build its sandbox here"
+    skip "Codex's helper: the UNIX socket allowances" "Codex's helper cannot build its sandbox here"
     skip "Codex's helper: no proxy variable is refused" "Codex's helper cannot build its sandbox here"
 else
     out=$(run_as "$codex")
     is "Codex's helper: the same run gives the same answers" "0:$expected" "$?:$out"
+    out=$(unix_run "$codex" "$listed")
+    is "Codex's helper: allowUnixSockets gives the same answers" "0:host socket: refused
+bind: refused" "$?:$out"
+    out=$(unix_run "$codex" "$all")
+    is "Codex's helper: dangerouslyAllowAllUnixSockets gives the same answers" "0:host socket: host socket
+bind: bound" "$?:$out"
     (cd "$ws" && env -i PATH="$PATH" "$codex" "${codex_argv[@]}" --managed-network "$managed" -- /bin/sh -c \
         ": > '$ws/ran-codex'" 2>"$d/stderr")
     status=$?

@@ -59,13 +59,11 @@ TEST_CASE("managed network: malformed JSON and wrong types are refused, naming w
           "arguments: --managed-network: allowUnixSockets: 1 is not a path" + fix);
 }
 
-TEST_CASE("managed network: UNIX socket allowances are refused") {
-    const std::string expected =
-        "arguments: --managed-network: UNIX socket allowances (allowUnixSockets, dangerouslyAllowAllUnixSockets) are "
-        "not supported: the sandbox reaches only the UNIX sockets bound inside it; remove the UNIX socket allowances "
-        "from Codex's network proxy settings";
-    CHECK(refusal([] { parse_managed_network(R"({"allowUnixSockets":["/run/docker.sock"]})"); }) == expected);
-    CHECK(refusal([] { parse_managed_network(R"({"dangerouslyAllowAllUnixSockets":true})"); }) == expected);
+TEST_CASE("managed network: UNIX socket allowances are read as Codex sends them") {
+    const ManagedNetwork listed = parse_managed_network(R"({"allowUnixSockets":["/run/docker.sock","/tmp/x"]})");
+    CHECK(listed.allow_unix_sockets == std::vector<std::string>{"/run/docker.sock", "/tmp/x"});
+    CHECK_FALSE(listed.all_unix_sockets);
+    CHECK(parse_managed_network(R"({"dangerouslyAllowAllUnixSockets":true})").all_unix_sockets);
 }
 
 TEST_CASE("managed network: the proxy variables Codex reads, in any case") {
