@@ -6,25 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include "error_of.h"
 #include "managed_network.h"
-#include "util.h"
 
 using namespace sbx::helper;
-
-namespace {
-
-// The refusal's whole message ("step: reason; fix"), or "" when it passes.
-template <typename F>
-std::string refusal(F&& f) {
-    try {
-        f();
-    } catch (const StepError& e) {
-        return e.what();
-    }
-    return "";
-}
-
-}  // namespace
+using sbx::test::error_of;
 
 TEST_CASE("managed network: Codex 0.169's JSON") {
     const ManagedNetwork n = parse_managed_network(
@@ -46,16 +32,17 @@ TEST_CASE("managed network: absent keys take their defaults, unknown keys are ig
 TEST_CASE("managed network: malformed JSON and wrong types are refused, naming what is wrong") {
     const std::string fix =
         R"(; pass the JSON Codex sends, such as {"loopbackPorts":[3128],"allowLocalBinding":false})";
-    CHECK(refusal([] { parse_managed_network("nope"); }) == "arguments: --managed-network: not valid JSON" + fix);
-    CHECK(refusal([] { parse_managed_network("[1]"); }) == "arguments: --managed-network: not a JSON object" + fix);
-    CHECK(refusal([] { parse_managed_network(R"({"loopbackPorts":"x"})"); }) ==
+    CHECK(error_of([] { parse_managed_network("nope"); }) == "arguments: --managed-network: not valid JSON" + fix);
+    CHECK(error_of([] { parse_managed_network("[1]"); }) == "arguments: --managed-network: not a JSON object" + fix);
+    CHECK(error_of([] { parse_managed_network(R"({"loopbackPorts":"x"})"); }) ==
           "arguments: --managed-network: loopbackPorts is not an array" + fix);
     for (const char* bad : {R"({"loopbackPorts":[70000]})", R"({"loopbackPorts":[0]})", R"({"loopbackPorts":[-1]})",
                             R"({"loopbackPorts":[80.5]})", R"({"loopbackPorts":["80"]})"})
-        CHECK(refusal([&] { parse_managed_network(bad); }).find("is not a port number (1-65535)") != std::string::npos);
-    CHECK(refusal([] { parse_managed_network(R"({"allowLocalBinding":"no"})"); }) ==
+        CHECK(error_of([&] { parse_managed_network(bad); }).find("is not a port number (1-65535)") !=
+              std::string::npos);
+    CHECK(error_of([] { parse_managed_network(R"({"allowLocalBinding":"no"})"); }) ==
           "arguments: --managed-network: allowLocalBinding is not true or false" + fix);
-    CHECK(refusal([] { parse_managed_network(R"({"allowUnixSockets":[1]})"); }) ==
+    CHECK(error_of([] { parse_managed_network(R"({"allowUnixSockets":[1]})"); }) ==
           "arguments: --managed-network: allowUnixSockets: 1 is not a path" + fix);
 }
 
@@ -106,17 +93,17 @@ TEST_CASE("managed network: the bridged ports and the three refusals") {
 
     const std::string fix =
         "; set HTTP_PROXY (and HTTPS_PROXY, ALL_PROXY) to http://127.0.0.1:PORT of Codex's proxy, as Codex does";
-    CHECK(refusal([&] {
+    CHECK(error_of([&] {
               bridged_ports(n, {"PATH=/bin", "HTTP_PROXY=", "NO_PROXY=localhost"});
           }) ==
           "network: --managed-network: no proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY...) is set, so the "
           "command would have no way out" +
               fix);
-    CHECK(refusal([&] { bridged_ports(n, {"HTTP_PROXY=http://example.com:33423"}); }) ==
+    CHECK(error_of([&] { bridged_ports(n, {"HTTP_PROXY=http://example.com:33423"}); }) ==
           "network: --managed-network: no proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY...) names a proxy on "
           "127.0.0.1 or localhost, and the command may reach nothing else" +
               fix);
-    CHECK(refusal([&] {
+    CHECK(error_of([&] {
               bridged_ports(n, {"HTTP_PROXY=http://127.0.0.1:33423", "https_proxy=http://127.0.0.1:5555"});
           }) ==
           "network: --managed-network: https_proxy names 127.0.0.1:5555, which is not one of loopbackPorts; point the "

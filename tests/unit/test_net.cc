@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "error_of.h"
 #include "fake_fs.h"
 #include "net/domain.h"
 #include "platform/plan.h"
@@ -11,6 +12,7 @@
 
 using namespace sbx;
 using namespace sbx::net;
+using sbx::test::error_of;
 using sbx::test::FakeFs;
 
 namespace {
@@ -34,15 +36,6 @@ DomainRules rules(std::vector<std::string> allow, std::vector<std::string> deny 
     for (auto& a : allow) r.allow.push_back(normalize_pattern(a, "--allow-domain"));
     for (auto& d : deny) r.deny.push_back(normalize_pattern(d, "--deny-domain"));
     return r;
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
 }
 
 }  // namespace

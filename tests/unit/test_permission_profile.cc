@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "error_of.h"
 #include "policy/policy.h"
 
 using namespace sbx;
@@ -21,12 +22,7 @@ PolicyInput parse(const std::string& text, const std::string& cwd = kCwd) {
 
 // The message of the Error that parsing text throws ("" when it does not).
 std::string error_of(const std::string& text, const std::string& cwd = kCwd) {
-    try {
-        parse(text, cwd);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
+    return test::error_of([&] { parse(text, cwd); });
 }
 
 FsEntry entry(K kind, std::string value, FsAccess access) { return {{kind, std::move(value)}, access, ""}; }
