@@ -13,15 +13,17 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/core.h>
 
 #include "approval/posix.h"
+#include "exec/process.h"
 #include "exec/spawn.h"
 #include "util/error.h"
+#include "util/escape.h"
 #include "util/fd.h"
 #include "util/path.h"
-#include "util/shell_word.h"
 
 namespace sbx::approval {
 namespace {
@@ -72,33 +74,55 @@ std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
 
 namespace {
 
-// Whether execvp would find program: a name with a slash as it is, else in
-// each directory of $PATH (execvp's default when it is unset).
-bool runnable(const std::string& program) {
-    const char* env = std::getenv("PATH");
-    const auto candidates = exec_candidates(program, env != nullptr ? env : "/bin:/usr/bin");
-    return std::any_of(candidates.begin(), candidates.end(), [](const std::string& path) {
-        struct stat st {};
-        return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-    });
+// The program execvp would run (a name with a slash as it is, else found in
+// $PATH, execvp's default when it is unset), symlinks resolved.
+std::optional<std::string> find_approver(const std::string& program) {
+    const char* path = std::getenv("PATH");
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    return exec::find_program(program, {std::string("PATH=") + (path != nullptr ? path : "/bin:/usr/bin")},
+                              ec ? "/" : cwd);
 }
 
 }  // namespace
 
-ProgramApprover::ProgramApprover(std::string program, std::chrono::milliseconds timeout)
+ProgramApprover::ProgramApprover(std::string program, std::chrono::milliseconds timeout,
+                                 const std::vector<std::string>& writable_roots)
     : program_(std::move(program)), timeout_(timeout) {
-    // Before anything runs: a misspelled approver would otherwise show only
-    // as a denial after the first attempt.
-    if (program_.empty() || !runnable(program_))
+    // Resolved now, before anything runs: a misspelled approver would
+    // otherwise show only as a denial after the first attempt, and a name
+    // looked up when the prompt comes would find whatever the first attempt
+    // left there.
+    const auto found = program_.empty() ? std::nullopt : find_approver(program_);
+    if (!found)
         throw Error(fmt::format("--approver: '{}' is not an executable program{}; give its path, or fix the name",
                                 program_, program_.find('/') == std::string::npos ? " on PATH" : ""));
+    for (const auto& root : writable_roots) {
+        if (path_within(*found, root))
+            throw Error(
+                fmt::format("--approver: {} lies in {}, which the sandboxed command may write, so the command could "
+                            "replace the program that judges it; install the approver outside every writable root "
+                            "(e.g. ~/.local/bin) and give that path",
+                            *found, root));
+    }
+    struct stat st {};
+    if (::stat(found->c_str(), &st) != 0) throw Error(fmt::format("--approver: {}: {}", *found, std::strerror(errno)));
+    resolved_ = *found;
+    device_ = st.st_dev;
+    inode_ = st.st_ino;
 }
 
 ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     const auto denied = [](std::string note) {
         return ApproverAnswer{ReviewDecision::Denied, "approver", std::move(note)};
     };
-    const std::string request = to_json(prompt).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    // The program found before the first attempt, or none: a file put at
+    // its path since (by rename, say) is not what was named.
+    struct stat now {};
+    if (::stat(resolved_.c_str(), &now) != 0 || now.st_dev != device_ || now.st_ino != inode_)
+        return denied(fmt::format("{} is no longer the program found before the command ran; not run", resolved_));
+    const std::string request =
+        to_json(prompt).dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
 
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
@@ -113,7 +137,7 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
 
     // Everything the child needs is prepared before it starts; it makes
     // only async-signal-safe calls (exec/spawn.h).
-    std::vector<char*> argv{program_.data(), nullptr};
+    std::vector<char*> argv{program_.data(), nullptr};  // argv[0] as given; the file is resolved_
     sigset_t none;
     sigemptyset(&none);
     const int stdin_end = in_child.get(), stdout_end = out_child.get();
@@ -122,7 +146,7 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::signal(SIGPIPE, SIG_DFL);
         if (::dup2(stdin_end, 0) < 0 || ::dup2(stdout_end, 1) < 0) ::_exit(126);
-        ::execvp(argv[0], argv.data());
+        ::execv(resolved_.c_str(), argv.data());
         const int err = errno;
         const char* msg = "sbx: --approver: cannot execute the program: ";
         (void)!::write(2, msg, std::strlen(msg));
@@ -193,25 +217,41 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
     return ApproverAnswer{*decision, "approver", ""};
 }
 
+std::string render_prompt(const ApprovalPrompt& prompt) {
+    // Everything from the command's side escaped (util/escape.h) and folded,
+    // so that no line of it can pass for one of sbx's own.
+    constexpr std::size_t kWidth = 100;
+    const std::string indent = "           ";
+    auto field = [&](std::string_view label, const std::string& escaped) {
+        return fmt::format("  {:<9}{}\n", label, fold_for_display(escaped, kWidth, indent));
+    };
+    std::string command;
+    for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + shell_word_for_display(w);
+    std::string text = fmt::format("sbx: approval needed ({}): {}\n", to_string(prompt.kind),
+                                   fold_for_display(escape_for_display(prompt.reason), kWidth, indent));
+    text += field("command:", command);
+    text += field("cwd:", escape_for_display(prompt.cwd));
+    if (prompt.kind == ApprovalKind::Sandbox || prompt.kind == ApprovalKind::Escalation)
+        text += field("runs:", "without what sbx would lift (see the reason), if you answer y or a");
+    // Why, after a failed sandboxed attempt: its first denials (the rest counted).
+    constexpr std::size_t kShown = 3;
+    for (std::size_t i = 0; i < prompt.denials.size() && i < kShown; ++i) {
+        const auto& d = prompt.denials[i];
+        text += field("denied:", escape_for_display(fmt::format("{} {} ({}; fix: {})", d.operation,
+                                                                d.path.empty() ? d.address : d.path, d.rule, d.fix)));
+    }
+    if (prompt.denials.size() > kShown)
+        text += field("denied:", fmt::format("{} more (see --json)", prompt.denials.size() - kShown));
+    return text;
+}
+
 TtyApprover::TtyApprover(std::string path) : path_(std::move(path)) {}
 
 ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
     Fd tty(::open(path_.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!tty.valid())
         return ApproverAnswer{ReviewDecision::Denied, "default-deny", "no --approver and no terminal to ask on"};
-    std::string command;
-    for (const auto& w : prompt.command) command += (command.empty() ? "" : " ") + shell_word(w);
-    std::string header = fmt::format("sbx: approval needed ({}): {}\n  command: {}\n  cwd:     {}\n",
-                                     to_string(prompt.kind), prompt.reason, command, prompt.cwd);
-    // Why, after a failed sandboxed attempt: its first denials (the rest counted).
-    constexpr std::size_t kShown = 3;
-    for (std::size_t i = 0; i < prompt.denials.size() && i < kShown; ++i) {
-        const auto& d = prompt.denials[i];
-        header += fmt::format("  denied:  {} {} ({}; fix: {})\n", d.operation, d.path.empty() ? d.address : d.path,
-                              d.rule, d.fix);
-    }
-    if (prompt.denials.size() > kShown)
-        header += fmt::format("  denied:  {} more (see --json)\n", prompt.denials.size() - kShown);
+    const std::string header = render_prompt(prompt);
     const std::string question = "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
     auto say = [&](const std::string& text) { return write_all(tty.get(), text); };
     if (!say(header)) return ApproverAnswer{ReviewDecision::Denied, "tty", "cannot write to the terminal"};
@@ -240,8 +280,8 @@ ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
     return ApproverAnswer{ReviewDecision::Denied, "tty", "no valid answer"};
 }
 
-std::unique_ptr<Approver> make_approver(const ApprovalSettings& s) {
-    if (s.approver) return std::make_unique<ProgramApprover>(*s.approver, s.approver_timeout);
+std::unique_ptr<Approver> make_approver(const ApprovalSettings& s, const std::vector<std::string>& writable) {
+    if (s.approver) return std::make_unique<ProgramApprover>(*s.approver, s.approver_timeout, writable);
     return std::make_unique<TtyApprover>();
 }
 

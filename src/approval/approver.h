@@ -3,6 +3,8 @@
 // that does I/O.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -61,21 +63,29 @@ public:
     virtual ApproverAnswer ask(const ApprovalPrompt&) = 0;
 };
 
-// Runs PROGRAM (no shell; argv = {PROGRAM}, found on PATH like execvp) with
-// the request on stdin; reads a decision word or {"decision": "..."} from
-// stdout.  Anything else, a non-zero exit, a signal, or `timeout` without an
-// answer counts as denied; on timeout its process group is killed (a zero
-// timeout: no limit, the program may take as long as it needs).  A
-// program execvp would not find is refused when the approver is made
-// (Error "--approver: ..."), before anything runs.
+// Runs PROGRAM (no shell; argv = {PROGRAM}) with the request on stdin;
+// reads a decision word or {"decision": "..."} from stdout.  Anything else, a
+// non-zero exit, a signal, or `timeout` without an answer counts as denied;
+// on timeout its process group is killed (a zero timeout: no limit, the
+// program may take as long as it needs).
+// The program is found when the approver is made, before anything runs
+// (as execvp would find it, symlinks resolved), and refused then (Error
+// "--approver: ...") when there is none, or when it lies in one of
+// `writable_roots` (the command could replace it).  ask() runs that file, and
+// denies without running anything when another file has taken its path.
 class ProgramApprover final : public Approver {
 public:
-    ProgramApprover(std::string program, std::chrono::milliseconds timeout);
+    ProgramApprover(std::string program, std::chrono::milliseconds timeout,
+                    const std::vector<std::string>& writable_roots = {});
     ApproverAnswer ask(const ApprovalPrompt&) override;
+    const std::string& resolved() const { return resolved_; }
 
 private:
     std::string program_;
     std::chrono::milliseconds timeout_;
+    std::string resolved_;
+    dev_t device_ = 0;
+    ino_t inode_ = 0;
 };
 
 // Asks on a terminal (y = approved, n = denied, a = approved for this
@@ -89,9 +99,16 @@ private:
     std::string path_;
 };
 
-// A program when --approver was given, else the terminal (which denies by
-// itself when there is none).
-std::unique_ptr<Approver> make_approver(const ApprovalSettings&);
+// The text the terminal prompt shows before its question: the kind and the
+// reason, the command (as a shell reads it back), the cwd and the first
+// denials, each string from the command's side escaped and folded
+// (util/escape.h).  Pure, for the tests.
+std::string render_prompt(const ApprovalPrompt&);
+
+// A program when --approver was given (refused when it lies in one of
+// `writable_roots`), else the terminal (which denies by itself when there
+// is none).
+std::unique_ptr<Approver> make_approver(const ApprovalSettings&, const std::vector<std::string>& writable_roots);
 
 // Parses an approver program's stdout: nullopt unless it is exactly one
 // decision word or a {"decision": WORD} object (surrounding whitespace is

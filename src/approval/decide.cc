@@ -12,23 +12,18 @@ using Type = ApprovalRequirement::Type;
 std::string rule_name(const RuleMatch& m) { return fmt::format("rule {} in {}", m.index, m.source); }
 
 // Steps 3 and 4 for a prompt that arose: refused by --reject, approved by an
-// allow rule, an earlier approval (a retry only) or the cache, else asked.
+// allow rule (only for a run under the sandbox) or the cache, else asked.
 ApprovalRequirement settle(ApprovalRequirement req, bool rejected, const std::string& reject_word,
-                           const std::optional<RuleMatch>& rule, bool cached, bool already_approved = false) {
+                           const std::optional<RuleMatch>& rule, bool cached) {
     if (rejected) {
         req.type = Type::Forbidden;
         req.answered_by = "reject";
         req.decision = ReviewDecision::Denied;
         req.note = fmt::format("--reject {} refuses this prompt", reject_word);
-    } else if (rule && rule->decision == RuleDecision::Allow) {
+    } else if (rule && rule->decision == RuleDecision::Allow && req.sandboxed) {
         req.type = Type::Skip;
         req.answered_by = "rule";
         req.decision = ReviewDecision::Approved;
-    } else if (already_approved) {
-        req.type = Type::Skip;
-        req.answered_by = "already-approved";
-        req.decision = ReviewDecision::Approved;
-        req.note = "approved before the first attempt; not asked again";
     } else if (cached) {
         req.type = Type::Skip;
         req.answered_by = "cache";
@@ -44,7 +39,7 @@ ApprovalRequirement settle(ApprovalRequirement req, bool rejected, const std::st
 ApprovalRequirement decide_first_attempt(const ApprovalRequest& request, const ApprovalSettings& settings,
                                          CacheSnapshot cache) {
     ApprovalRequirement req;
-    const auto rule = settings.rules.match(request.command);
+    const auto rule = settings.rules.match(request.command, request.program);
     req.rule = rule;
     const bool liftable = policy_has_liftable_sandbox(request.policy);
 
@@ -102,7 +97,7 @@ ApprovalRequirement decide_first_attempt(const ApprovalRequest& request, const A
 }
 
 RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSettings& settings, bool ran_sandboxed,
-                           bool sandbox_denied, CacheSnapshot cache, bool already_approved) {
+                           bool sandbox_denied, CacheSnapshot cache) {
     RetryDecision d;
     if (!sandbox_denied) return d;  // nothing the sandbox caused: nothing to retry
     const auto lifted = lifted_restriction(request.policy);
@@ -134,9 +129,9 @@ RetryDecision decide_retry(const ApprovalRequest& request, const ApprovalSetting
                            "the command failed and {} likely caused it; retry without it (with "
                            "the full network; the outer sandbox stays)",
                            lifted);
-    const auto rule = settings.rules.match(request.command);
+    const auto rule = settings.rules.match(request.command, request.program);
     req.rule = rule;
-    d.requirement = settle(req, settings.reject.sandbox, "sandbox", rule, cache.unsandboxed, already_approved);
+    d.requirement = settle(req, settings.reject.sandbox, "sandbox", rule, cache.unsandboxed);
     return d;
 }
 

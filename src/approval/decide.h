@@ -10,15 +10,18 @@
 //   3. a prompt is refused without asking when the mode is `never` (prompt
 //      rules only) or --reject covers its kind (rules: a prompt rule;
 //      sandbox: an escalation);
-//   4. otherwise an `allow` rule approves it, then a cached
-//      approved_for_session approves it, else someone is asked.
+//   4. otherwise an `allow` rule approves it (only a run under the
+//      sandbox: never an escalation), then a cached approved_for_session
+//      of exactly this argv, cwd, policy and sandboxing approves it, else
+//      someone is asked.
 // After a failed sandboxed attempt that the sandbox likely caused:
 //   on-failure and untrusted may retry without the sandbox (steps 3-4 with
-//   the kind `sandbox`; in step 4, after an allow rule and before the cache,
-//   a command whose prompt before the first attempt was approved is not
-//   asked again, as in Codex's orchestrator, where an "already approved"
-//   command bypasses the second question); never and on-request report the
-//   denial.
+//   the kind `sandbox`); never and on-request report the denial.  The retry
+//   always needs its own approval: an allow rule does not give it (the
+//   program it allows may run code the workspace holds: a git filter, a
+//   Makefile), nor does a yes to the sandboxed attempt before it (untrusted
+//   mode, a prompt rule).  This is stricter than Codex, whose orchestrator
+//   lets an "already approved" command bypass the second question.
 //   danger-full-access and external-sandbox with -n full leave sbx nothing
 //   to lift: no escalation and no retry, whatever the mode.  Under
 //   external-sandbox with a restricted network, what is lifted is sbx's
@@ -48,10 +51,8 @@ struct ApprovalRequirement {
     std::string reason;
     // How the attempt runs once it goes ahead.
     bool sandboxed = true;
-    // Settled without asking: by "rule", "cache", "reject", "mode" or
-    // "already-approved" (a retry of a command approved before its first
-    // attempt), with this decision (approved, approved_for_session or
-    // denied).
+    // Settled without asking: by "rule", "cache", "reject" or "mode", with
+    // this decision (approved, approved_for_session or denied).
     std::string answered_by;
     std::optional<ReviewDecision> decision;
     std::optional<RuleMatch> rule;
@@ -68,9 +69,8 @@ struct RetryDecision {
 
 // ran_sandboxed: the first attempt ran under the sandbox (it was not an
 // approved escalation); sandbox_denied: it failed and the sandbox likely
-// caused it; already_approved: a prompt before the first attempt was
-// approved (by anyone: an approver, the terminal, a rule or the cache).
+// caused it.
 RetryDecision decide_retry(const ApprovalRequest&, const ApprovalSettings&, bool ran_sandboxed, bool sandbox_denied,
-                           CacheSnapshot, bool already_approved = false);
+                           CacheSnapshot);
 
 }  // namespace sbx::approval

@@ -110,7 +110,6 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     const ApprovalRequirement first = decide_first_attempt(request, settings, snapshot(c));
     if (!first.note.empty() && !first.kind) c.out.approval.note = first.note;
     bool sandboxed = first.sandboxed;
-    bool already_approved = false;  // the prompt before the first attempt was approved
     if (first.kind) {
         ApprovalEntry entry = entry_for(first, ApprovalStage::Before);
         const ReviewDecision d = answer(c, first, entry);
@@ -122,7 +121,6 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
             c.out.result.exit_code = 125;
             return std::move(c.out);
         }
-        already_approved = true;
     }
 
     // The first attempt.
@@ -140,8 +138,7 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     } catch (const Error& e) {
         c.out.warnings.push_back(fmt::format("session approvals not consulted: {}", e.what()));
     }
-    const RetryDecision retry =
-        decide_retry(request, settings, sandboxed, outcome.sandbox_denied, cache, already_approved);
+    const RetryDecision retry = decide_retry(request, settings, sandboxed, outcome.sandbox_denied, cache);
     if (!retry.considered) {
         if (!retry.why_not.empty()) c.out.approval.retry = retry.why_not;
         return std::move(c.out);
@@ -165,8 +162,11 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
 }
 
 Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings, const AttemptFn& attempt) {
-    const auto store = open_session_store(settings.session);
-    const auto approver = make_approver(settings);
+    // Both before the first attempt: the store read once, the approver
+    // found; neither from a place the command may write.
+    const auto writable = writable_roots_of(request.policy);
+    const auto store = open_session_store(settings.session, writable);
+    const auto approver = make_approver(settings, writable);
     return orchestrate(request, settings, *store, *approver, attempt);
 }
 

@@ -22,7 +22,7 @@ std::string_view to_string(ApprovalStage);
 //   {"stage": "before"|"retry", ["kind": ...], "reason": ...,
 //    ["first_attempt": {"exit_code": N, "sandbox_denied": true}] (retry),
 //    "answered_by": "approver"|"tty"|"default-deny"|"cache"|"rule"|"reject"|
-//                   "mode"|"already-approved",
+//                   "mode",
 //    "decision": ..., ["approver": PROGRAM], ["rule": {...}], ["note": ...]}
 struct ApprovalEntry {
     struct FirstAttempt {

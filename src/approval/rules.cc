@@ -1,5 +1,8 @@
 #include "approval/rules.h"
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -10,6 +13,7 @@
 
 #include "approval/shell.h"
 #include "util/error.h"
+#include "util/path.h"
 
 namespace sbx::approval {
 namespace {
@@ -100,24 +104,42 @@ namespace {
 constexpr std::array<std::string_view, 6> kStandardDirs{"/bin/",  "/usr/bin/",  "/usr/local/bin/",
                                                         "/sbin/", "/usr/sbin/", "/usr/local/sbin/"};
 
-// argv[0] as a rule sees it: the bare name for a path in a standard
-// directory, anything else as given.
-std::string_view program_name(std::string_view argv0) {
+// argv[0] as a rule sees it: normalised lexically (//, ., ..), the bare name
+// for a path in a standard directory, anything else as given.
+std::string program_name(std::string_view argv0) {
+    if (argv0.find('/') == std::string_view::npos) return std::string(argv0);
+    const std::string path = argv0.front() == '/' ? join_path("/", std::string(argv0.substr(1))) : std::string(argv0);
     for (auto dir : kStandardDirs) {
-        if (argv0.size() > dir.size() && argv0.starts_with(dir)) {
-            const auto rest = argv0.substr(dir.size());
-            if (rest.find('/') == std::string_view::npos) return rest;
+        if (path.size() > dir.size() && path.starts_with(dir)) {
+            const auto rest = std::string_view(path).substr(dir.size());
+            if (rest.find('/') == std::string_view::npos) return std::string(rest);
         }
     }
-    return argv0;
+    return path;
 }
 
-// The program element: a pattern word with a / is compared literally, a
-// bare word also matches that name in a standard directory.
-bool program_matches(std::string_view alt, std::string_view argv0) {
+bool has_glob(std::string_view w) { return w.find_first_of("*?[") != std::string_view::npos; }
+
+// A word of the command against a pattern word.  In broad matching (prompt
+// and forbidden rules) a word with glob characters (from a shell script:
+// /bin/r[m], r?) matches every pattern word the shell could expand it to.
+bool word_matches(std::string_view alt, std::string_view word, bool broad) {
+    if (alt == word) return true;
+    return broad && has_glob(word) && ::fnmatch(std::string(word).c_str(), std::string(alt).c_str(), 0) == 0;
+}
+
+// The program element: a pattern word with a / is compared as a normalised
+// path, a bare word also matches that name in a standard directory.
+bool program_matches(std::string_view alt, std::string_view argv0, bool broad = false) {
     if (alt == argv0) return true;
-    if (alt.find('/') != std::string_view::npos) return false;
-    return program_name(argv0) == alt;
+    const std::string name = program_name(argv0);
+    if (alt.find('/') != std::string_view::npos) return broad && program_name(alt) == name;
+    if (word_matches(alt, name, broad)) return true;
+    // A glob with directories (/usr/*/rm): any standard path of the name.
+    if (!broad || !has_glob(argv0) || argv0.find('/') == std::string_view::npos) return false;
+    for (auto dir : kStandardDirs)
+        if (::fnmatch(std::string(argv0).c_str(), (std::string(dir) + std::string(alt)).c_str(), 0) == 0) return true;
+    return false;
 }
 
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -157,7 +179,7 @@ bool matches_exactly(const Rule& rule, const std::vector<std::string>& argv) {
 bool matches_broadly(const Rule& rule, const std::vector<std::string>& argv) {
     if (argv.empty()) return false;
     bool program = false;
-    for (const auto& alt : rule.pattern[0]) program = program || program_matches(alt, argv[0]);
+    for (const auto& alt : rule.pattern[0]) program = program || program_matches(alt, argv[0], true);
     if (!program) return false;
     std::uint64_t pool = 0;
     std::vector<std::string_view> operands;
@@ -180,7 +202,8 @@ bool matches_broadly(const Rule& rule, const std::vector<std::string>& argv) {
             if (is_short_flags(alt)) {
                 const auto want = letters_of(alt);
                 if ((pool & want) == want && self(self, element + 1, next)) return true;
-            } else if (next < operands.size() && operands[next] == alt && self(self, element + 1, next + 1)) {
+            } else if (next < operands.size() && word_matches(alt, operands[next], true) &&
+                       self(self, element + 1, next + 1)) {
                 return true;
             }
         }
@@ -245,27 +268,123 @@ std::optional<RuleMatch> RuleSet::match_words(const std::vector<std::string>& ar
     return best;
 }
 
-std::optional<RuleMatch> RuleSet::match(const std::vector<std::string>& argv) const { return match_command(argv, 0); }
+namespace {
+
+// Programs that run their arguments as a command, with the options each
+// takes before it (those that take a value, as separate words).
+struct Wrapper {
+    std::string_view name;
+    std::vector<std::string_view> options_with_value;
+    bool leading_operand = false;  // timeout DURATION, busybox has none
+};
+
+const std::vector<Wrapper>& wrappers() {
+    static const std::vector<Wrapper> list{
+        {"env", {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}},
+        {"command", {}},
+        {"exec", {"-a"}},
+        {"nice", {"-n", "--adjustment"}},
+        {"nohup", {}},
+        {"setsid", {}},
+        {"stdbuf", {"-i", "-o", "-e"}},
+        {"time", {"-f", "--format", "-o", "--output"}},
+        {"timeout", {"-k", "--kill-after", "-s", "--signal"}, true},
+        {"busybox", {}},
+        {"xargs",
+         {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs",
+          "--max-chars", "--max-lines", "--replace", "--eof"}},
+        {"chrt", {}},
+        {"ionice", {"-c", "-n", "-p", "-t"}},
+    };
+    return list;
+}
+
+// The command a wrapper's argv runs (env -i FOO=1 rm -rf x -> rm -rf x), or
+// nullopt when argv[0] is no wrapper or runs nothing.  Options are skipped
+// generously: a word that looks like an option never counts as the program.
+std::optional<Words> unwrap(const Words& argv) {
+    const std::string name = program_name(argv[0]);
+    for (const auto& w : wrappers()) {
+        if (w.name != name) continue;
+        std::size_t i = 1;
+        bool operand_taken = !w.leading_operand;
+        while (i < argv.size()) {
+            const std::string_view word = argv[i];
+            if (word == "--") {
+                ++i;
+                break;
+            }
+            if (word.size() > 1 && word.front() == '-') {
+                const bool takes_value = std::find(w.options_with_value.begin(), w.options_with_value.end(), word) !=
+                                         w.options_with_value.end();
+                i += takes_value ? 2 : 1;
+                continue;
+            }
+            if (name == "env" && word.find('=') != std::string_view::npos) {  // NAME=value
+                ++i;
+                continue;
+            }
+            if (name == "chrt" && !operand_taken) {  // chrt [options] PRIORITY COMMAND
+                operand_taken = true;
+                ++i;
+                continue;
+            }
+            if (!operand_taken) {  // timeout's DURATION
+                operand_taken = true;
+                ++i;
+                continue;
+            }
+            break;
+        }
+        if (i >= argv.size()) return std::nullopt;
+        return Words(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<RuleMatch> RuleSet::match(const std::vector<std::string>& argv, const std::string& program) const {
+    auto m = match_command(argv, 0);
+    // The program that will run, found through PATH with its symlinks
+    // resolved (a link named ./x to /usr/bin/rm is rm): prompt and forbidden
+    // rules see it too.
+    if (!argv.empty() && !program.empty() && program != argv[0]) {
+        Words real = argv;
+        real[0] = program;
+        m = stricter(m, strict_only(match_command(real, 0)));
+    }
+    return m;
+}
+
+std::optional<RuleMatch> RuleSet::strict_only(std::optional<RuleMatch> m) {
+    if (m && m->decision == RuleDecision::Allow) return std::nullopt;
+    return m;
+}
 
 std::optional<RuleMatch> RuleSet::match_command(const std::vector<std::string>& argv, int depth) const {
     auto direct = match_words(argv);
+    // What a wrapper runs (env rm, command rm, busybox rm, timeout 5 rm)
+    // meets prompt and forbidden rules as if it were the command; an allow
+    // rule must match the command as given.
+    if (!argv.empty() && depth < kMaxShellDepth)
+        if (const auto inner = unwrap(argv)) direct = stricter(direct, strict_only(match_command(*inner, depth + 1)));
     // A shell inside a shell (bash -c "sh -c '...'") is followed a few levels.
     if (argv.empty() || depth >= kMaxShellDepth) return direct;
     // The shell named by any standard path is the shell (/usr/local/bin/bash).
     auto as_named = argv;
-    as_named[0] = std::string(program_name(argv[0]));
+    as_named[0] = program_name(argv[0]);
     const auto script = shell_script_of(as_named);
     if (!script) return direct;
     const auto parts = parse_plain_script(*script);
     if (!parts) {
-        // Not plain: only a forbidden rule looks inside, at a rough guess of
-        // the commands (splitting wrongly only ever forbids more).
-        std::optional<RuleMatch> forbidden;
-        for (const auto& command : rough_commands(*script)) {
-            auto m = match_command(command, depth + 1);
-            if (m && m->decision == RuleDecision::Forbidden) forbidden = stricter(forbidden, std::move(m));
-        }
-        return stricter(direct, forbidden);
+        // Not plain: forbidden and prompt rules look inside, at a rough
+        // guess of the commands (splitting wrongly only ever asks or forbids
+        // more); allow rules do not.
+        std::optional<RuleMatch> strict;
+        for (const auto& command : rough_commands(*script))
+            strict = stricter(strict, strict_only(match_command(command, depth + 1)));
+        return stricter(direct, strict);
     }
     // A prompt or forbidden part decides whatever the other parts are; allow
     // needs every part: one unmatched part leaves the script unmatched.

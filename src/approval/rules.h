@@ -6,7 +6,8 @@
 // matching rule wins (forbidden > prompt > allow).  How a rule matches argv:
 //   - the first element is the program: it matches argv[0], or, when the
 //     pattern word has no '/', argv[0] that names it in /bin, /usr/bin,
-//     /usr/local/bin, /sbin, /usr/sbin or /usr/local/sbin (/bin/rm is rm);
+//     /usr/local/bin, /sbin, /usr/sbin or /usr/local/sbin (/bin/rm is rm,
+//     and so is /usr/bin//rm);
 //   - allow rules: argv's next words are the pattern's next elements, each
 //     compared exactly ("-rf" is not "-fr");
 //   - prompt and forbidden rules match more, the safe direction for them:
@@ -68,12 +69,21 @@ public:
     // part prompts whatever the other parts are (the strictest part
     // decides); allow needs every part allowed, so one unmatched part leaves
     // the script unmatched unless some part is forbidden or prompts.  In a
-    // script that is not plain only forbidden rules apply, to the commands
-    // rough_commands (shell.h) guesses; allow and prompt leave it unmatched.
+    // script that is not plain only forbidden and prompt rules apply, to the
+    // commands rough_commands (shell.h) guesses; allow leaves it unmatched.
     // A part that is itself a shell -c script is matched the same way (up
     // to kMaxShellDepth levels).  A rule on the shell's own argv (e.g.
     // ["bash"]) applies too; the stricter of the two results wins.
-    std::optional<RuleMatch> match(const std::vector<std::string>& argv) const;
+    //
+    // Prompt and forbidden rules match what will run, not its spelling: the
+    // program normalised (/usr/bin//rm, /bin/./rm), a glob in a script as
+    // every word it could expand to (/bin/r[m]), the command that a wrapper
+    // runs (env, command, exec, nice, nohup, setsid, stdbuf, time, timeout,
+    // busybox, xargs, chrt, ionice), and `program`, argv[0] as it will be
+    // found (absolute, symlinks resolved; "" when unknown).  Where these
+    // disagree the strictest wins, so a forbidden or prompt rule wins over
+    // allow; an allow rule matches only the command as given.
+    std::optional<RuleMatch> match(const std::vector<std::string>& argv, const std::string& program = "") const;
 
     bool empty() const { return rules_.empty(); }
     const std::vector<Rule>& rules() const { return rules_; }
@@ -82,6 +92,7 @@ private:
     static constexpr int kMaxShellDepth = 8;
     std::optional<RuleMatch> match_words(const std::vector<std::string>& argv) const;
     std::optional<RuleMatch> match_command(const std::vector<std::string>& argv, int depth) const;
+    static std::optional<RuleMatch> strict_only(std::optional<RuleMatch>);  // allow dropped
     std::vector<Rule> rules_;
 };
 

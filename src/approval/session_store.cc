@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include <fmt/core.h>
 
@@ -116,7 +117,9 @@ void MemorySessionStore::add(const ApprovalKey& key) {
 }
 
 FileSessionStore::FileSessionStore(std::string path) : path_(std::move(path)), lock_path_(path_ + ".lock") {
-    (void)load_locked();  // check it now: a corrupt file refuses before anything runs
+    // Read once, now, before anything runs: a corrupt file refuses, and
+    // nothing the command writes while it runs is ever consulted.
+    keys_ = load_locked();
 }
 
 std::vector<ApprovalKey> FileSessionStore::load_locked() const {
@@ -128,8 +131,7 @@ std::vector<ApprovalKey> FileSessionStore::load_locked() const {
 }
 
 bool FileSessionStore::contains(const ApprovalKey& key) const {
-    const auto keys = load_locked();
-    return std::find(keys.begin(), keys.end(), key) != keys.end();
+    return std::find(keys_.begin(), keys_.end(), key) != keys_.end();
 }
 
 void FileSessionStore::add(const ApprovalKey& key) {
@@ -142,6 +144,7 @@ void FileSessionStore::add(const ApprovalKey& key) {
     }
     posix::FileLock held(lock_fd.get());
 
+    if (std::find(keys_.begin(), keys_.end(), key) == keys_.end()) keys_.push_back(key);
     auto keys = load_locked();
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
     keys.push_back(key);
@@ -197,10 +200,38 @@ std::string sessions_directory() {
     return std::string(home) + "/.local/state/sbx/sessions";
 }
 
-std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name) {
+namespace {
+
+// dir with the symlinks of its longest existing part resolved (the rest
+// appended as it is): where the store's files would be.
+std::string real_directory(const std::string& dir) {
+    std::string existing = dir, rest;
+    for (;;) {
+        std::unique_ptr<char, decltype(&std::free)> real(::realpath(existing.c_str(), nullptr), &std::free);
+        if (real) return rest.empty() ? std::string(real.get()) : join_path(real.get(), rest);
+        if (existing == "/" || existing.empty()) return dir;
+        const std::string name = base_name(existing);
+        rest = rest.empty() ? name : name + "/" + rest;
+        existing = parent_path(existing);
+    }
+}
+
+}  // namespace
+
+std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name,
+                                                 const std::vector<std::string>& writable_roots) {
     if (!name) return std::make_unique<MemorySessionStore>();
     check_session_name(*name);
-    return std::make_unique<FileSessionStore>(sessions_directory() + "/" + *name + ".json");
+    const std::string dir = sessions_directory();
+    const std::string real = real_directory(dir);
+    for (const auto& root : writable_roots) {
+        if (path_within(real, root))
+            throw Error(fmt::format(
+                "--session: the session store {} lies in {}, which the sandboxed command may write, so it could "
+                "approve itself; set XDG_STATE_HOME to a directory outside every writable root",
+                real, root));
+    }
+    return std::make_unique<FileSessionStore>(dir + "/" + *name + ".json");
 }
 
 }  // namespace sbx::approval

@@ -50,9 +50,10 @@ private:
 // One JSON file:
 //   {"version": 1, "approvals": [{"command": [...], "cwd": "...",
 //     "policy": {...}, "unsandboxed": false}, ...]}
-// Opening reads and checks it; a corrupt file throws Error (and is never
-// rewritten).  contains() re-reads the file, so approvals that another
-// process added since are seen.
+// Opening reads and checks it, once: a corrupt file throws Error (and is
+// never rewritten), and contains() answers from what was read then (and
+// what this run added), never from what the command may have written to the
+// file since.  add() merges into the file as it is now, under the lock.
 class FileSessionStore final : public SessionStore {
 public:
     explicit FileSessionStore(std::string path);
@@ -64,6 +65,7 @@ private:
     std::vector<ApprovalKey> load_locked() const;  // the caller holds the lock
     std::string path_;
     std::string lock_path_;
+    std::vector<ApprovalKey> keys_;  // read when opened, plus this run's
 };
 
 // Pure: the approvals in a session file's text (the format above).  Throws
@@ -79,7 +81,10 @@ void check_session_name(const std::string& name);
 std::string sessions_directory();
 
 // The store for --session NAME (created directories 0700), or an in-memory
-// one without it.
-std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name);
+// one without it.  Refused (Error) when the store's directory, symlinks
+// resolved, lies in one of `writable_roots`: the command could write its own
+// approvals there.
+std::unique_ptr<SessionStore> open_session_store(const std::optional<std::string>& name,
+                                                 const std::vector<std::string>& writable_roots = {});
 
 }  // namespace sbx::approval

@@ -120,4 +120,11 @@ std::string nothing_to_lift(const CanonicalPolicy& p) {
     return fmt::format("the {} policy has no sandbox that sbx could lift", to_string(p.mode));
 }
 
+std::vector<std::string> writable_roots_of(const CanonicalPolicy& policy) {
+    std::vector<std::string> roots;
+    if (policy.sandboxed_filesystem())
+        for (const auto& root : policy.writable) roots.push_back(root.path);
+    return roots;
+}
+
 }  // namespace sbx::approval

@@ -91,6 +91,10 @@ struct ApprovalRequest {
     std::vector<std::string> command;  // argv
     std::string cwd;                   // absolute
     CanonicalPolicy policy;
+    // argv[0] as it will be found (through the command's PATH, from cwd),
+    // absolute with its symlinks resolved; "" when it is not found.  Rules
+    // match it besides argv[0] (rules.h).
+    std::string program{};
 };
 
 // True when sbx applies a restriction that it could lift for a run "without
@@ -105,6 +109,13 @@ bool policy_has_liftable_sandbox(const CanonicalPolicy&);
 // The policy of a run without what sbx could lift (see above); the policy
 // itself when there is nothing to lift.
 CanonicalPolicy lifted_policy(const CanonicalPolicy&);
+
+// What the sandboxed command may write, as far as sbx knows: the writable
+// roots where sbx sandboxes the filesystem (read-only, workspace-write);
+// none otherwise (external-sandbox: the outer sandbox decides; sbx checks
+// what it can, the approver's identity).  The approver and the session store
+// must lie outside them.
+std::vector<std::string> writable_roots_of(const CanonicalPolicy&);
 
 // What such a run leaves out, for messages: "the sandbox", or for
 // external-sandbox "sbx's network restriction".

@@ -5,6 +5,8 @@
 // (src/approval/orchestrator.h) strings attempts together around Runner::attempt.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -15,6 +17,7 @@
 #include "approval/orchestrator.h"
 #include "cli/denial_watch.h"
 #include "cli/options.h"
+#include "exec/process.h"
 #include "exec/supervisor.h"
 #include "net/proxy.h"
 #include "platform/helper_status.h"
@@ -286,6 +289,19 @@ int report(const RunArgs& args, const RunReport& r) {
     return r.result.exit_code;
 }
 
+// argv[0] as the command will find it: through the PATH it gets (sbx's, or
+// --env's, or the default without one), from its cwd; absolute, symlinks
+// resolved.  "" when nothing is found (the attempt then reports 127).
+std::string program_path(const CommandSpec& c) {
+    if (c.argv.empty()) return "";
+    std::vector<std::string> env;
+    const char* inherited = std::getenv("PATH");
+    const bool unset = std::find(c.unset_env.begin(), c.unset_env.end(), "PATH") != c.unset_env.end();
+    if (const auto set = c.set_env.find("PATH"); set != c.set_env.end()) env.push_back("PATH=" + set->second);
+    else if (inherited != nullptr && !unset) env.push_back(std::string("PATH=") + inherited);
+    return exec::find_program(c.argv[0], env, c.cwd).value_or("");
+}
+
 }  // namespace
 
 int run_command(const RunArgs& args) {
@@ -296,7 +312,8 @@ int run_command(const RunArgs& args) {
     const approval::ApprovalSettings settings = approval::settings_from_args(args.approval);
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     make_missing_roots(resolved.missing_roots);
-    const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy()};
+    const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),
+                                            settings.rules.empty() ? "" : program_path(args.command)};
 
     // The approval flow strings the attempts together: sandboxed first (or
     // unsandboxed after an approved escalation), maybe a retry without the

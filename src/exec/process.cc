@@ -3,20 +3,24 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/path.h"
 
 namespace sbx::exec {
 
@@ -107,6 +111,18 @@ std::vector<std::string> exec_candidates(const std::string& argv0, const std::ve
         }
     }
     return sbx::exec_candidates(argv0, path);
+}
+
+std::optional<std::string> find_program(const std::string& argv0, const std::vector<std::string>& env,
+                                        const std::string& cwd) {
+    for (const auto& candidate : exec_candidates(argv0, env)) {
+        const std::string path = candidate.front() == '/' ? candidate : join_path(cwd, candidate);
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) continue;
+        std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+        if (real) return std::string(real.get());
+    }
+    return std::nullopt;
 }
 
 std::vector<ProcEntry> descendant_entries(pid_t ancestor) { return descendant_entries_of(ancestor, process_table()); }

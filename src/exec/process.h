@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -35,6 +36,12 @@ std::vector<std::string> child_environment(const ExecPlan&, const char* const* b
 // a '/', else each directory of PATH taken from `env` (the child's
 // environment; the default search path when PATH is unset).
 std::vector<std::string> exec_candidates(const std::string& argv0, const std::vector<std::string>& env);
+
+// The file execve would run for argv0 (the first of exec_candidates that is
+// an executable regular file, a relative one taken from cwd): absolute, its
+// symlinks resolved; nullopt when there is none.
+std::optional<std::string> find_program(const std::string& argv0, const std::vector<std::string>& env,
+                                        const std::string& cwd);
 
 // A CLOEXEC stream socket pair (read: one end, write: the other).  Throws Error.
 Pipe make_socketpair();

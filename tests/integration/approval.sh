@@ -188,23 +188,23 @@ is "  and --json's result tells the caps that would have applied" '{"keep":"both
 "$SBX" run -p read-only -a on-failure --rules "$ws/allow.json" --approver "$marker" -- touch "$ws/allowed" 2>/dev/null
 is "allow rule: the retry ran" 0 "$?"
 ok "allow rule: the file exists" test -f "$ws/allowed"
-is "allow rule: nobody was asked" 0 "$(asked rules-marker)"
+is "allow rule: the retry without the sandbox was still asked (issue 29)" "1 sandbox" "$(asked rules-marker) $(last_request rules-marker 'd["kind"]')"
 echo data >"$ws/work/src"
 "$SBX" run -p workspace-write -a untrusted --rules "$ws/allow.json" --approver "$marker" -- cp -n src dst 2>/dev/null
 ok "allow rule with alternatives: cp ran under untrusted" test -f "$ws/work/dst"
-is "allow rule with alternatives: nobody was asked" 0 "$(asked rules-marker)"
+is "allow rule with alternatives: nobody more was asked" 1 "$(asked rules-marker)"
 cat >"$ws/prompt.json" <<'EOF'
 {"rules": [{"pattern": ["echo"], "decision": "prompt", "justification": "echo is audited"}]}
 EOF
 "$SBX" run -p workspace-write -a on-failure --rules "$ws/prompt.json" --approver "$marker" -- bash -lc 'echo a && echo b' >/dev/null 2>&1
-is "prompt rule on a plain script: asked" 1 "$(asked rules-marker)"
+is "prompt rule on a plain script: asked" 2 "$(asked rules-marker)"
 is "prompt rule: the request's kind" rules "$(last_request rules-marker 'd["kind"]')"
 is "prompt rule: the justification is the reason" "echo is audited" "$(last_request rules-marker 'd["reason"]')"
 "$SBX" run -p workspace-write -a never --rules "$ws/prompt.json" -- echo hi >/dev/null 2>&1
 is "prompt rule under never: refused" 125 "$?"
 "$SBX" run -p workspace-write -a on-failure --reject rules --rules "$ws/prompt.json" --approver "$marker" -- echo hi >/dev/null 2>&1
 is "prompt rule with --reject rules: refused" 125 "$?"
-is "prompt rule with --reject rules: nobody was asked" 1 "$(asked rules-marker)"
+is "prompt rule with --reject rules: nobody was asked" 2 "$(asked rules-marker)"
 # Issue 17: a forbidden ["rm","-rf"] holds for a script with another part, for
 # reordered or split flags and for /bin/rm; nothing is removed.
 cat >"$ws/no-rm.json" <<'EOF'
@@ -405,42 +405,134 @@ refused_json "prompt rule under never" mode denied -p workspace-write --rules "$
 refused_json "no approver, no terminal" default-deny denied -p workspace-write -a untrusted -- cp src copy-json
 not_ok "refused --json: none of them ran" test -e "$ws/work/copy-json"
 
-# --- issue 17: asked once ------------------------------------------------------
-# A command approved before its first attempt (untrusted) is not asked again
-# for the retry without the sandbox, as in Codex's orchestrator.
+# --- issue 29: the retry is always asked ---------------------------------------
+# A yes to the sandboxed attempt (untrusted) does not cover the retry without
+# the sandbox: that run is asked about on its own (stricter than Codex, whose
+# orchestrator lets an approved command bypass the second question).
 once=$(approver once approved)
 rm -f "$outside/asked-once"
 "$SBX" run -p read-only -a untrusted --approver "$once" --json -C "$ws" -- touch "$outside/asked-once" \
     >"$state/once.json" 2>/dev/null
-is "asked once: the retry ran" 0 $?
-ok "asked once: the file exists" test -f "$outside/asked-once"
-is "asked once: the approver was asked once, before the first attempt" "1 untrusted" \
+is "asked twice: the approved retry ran" 0 $?
+ok "asked twice: the file exists" test -f "$outside/asked-once"
+is "asked twice: before the first attempt, then before the retry" "2 sandbox" \
     "$(asked once) $(last_request once 'd["kind"]')"
-is "asked once: the retry's answer" "retry already-approved approved" \
+is "asked twice: the retry's answer" "retry approver approved" \
     "$(field "$state/once.json" '" ".join(d["approval"]["requests"][1][k] for k in ("stage", "answered_by", "decision"))')"
-rm -f "$outside/asked-once"
-"$SBX" run -p read-only -a untrusted --approver "$once" -C "$ws" -- touch "$outside/asked-once" \
-    >/dev/null 2>"$state/once.err"
-is "asked once, text mode: the note (byte for byte)" "sbx: ran the command again without the sandbox, as approved" \
-    "$(tail -n 1 "$state/once.err")"
-is "asked once, text mode: asked once more in all" 2 "$(asked once)"
-# Approved for the session: a later run is answered by the cache, and the
-# retry is not asked either.
+# Approved for the session: a later run's first prompt is answered by the
+# cache; its retry is answered by the retry's own approval for the session.
 session_once=$(approver session-once approved_for_session)
 for i in 1 2; do
     rm -f "$outside/session-once"
     "$SBX" run -p read-only -a untrusted --session once --approver "$session_once" -C "$ws" -- \
         touch "$outside/session-once" 2>/dev/null
-    is "asked once, session run $i: the retry ran" 0 $?
+    is "session run $i: the retry ran" 0 $?
 done
-is "asked once, session: one question for both runs" 1 "$(asked session-once)"
+is "session: two questions for both runs (the first attempt's, the retry's)" 2 "$(asked session-once)"
+# An untrusted yes followed by a no to the retry: the failure stands.
+yes_no=$ws/bin/yes-then-no
+printf '#!/bin/sh\ncat >>"%s"\nif [ "$(wc -l <"%s")" -le 1 ]; then echo approved; else echo denied; fi\n' \
+    "$ws/log/yes-then-no" "$ws/log/yes-then-no" >"$yes_no"
+chmod +x "$yes_no"
+: >"$ws/log/yes-then-no"
+rm -f "$outside/yes-no"
+"$SBX" run -p read-only -a untrusted --approver "$yes_no" -C "$ws" -- touch "$outside/yes-no" 2>/dev/null
+is "untrusted yes, retry no: the failure stands" 1 $?
+not_ok "untrusted yes, retry no: nothing ran unsandboxed" test -e "$outside/yes-no"
+is "untrusted yes, retry no: asked twice" 2 "$(asked yes-then-no)"
 # --reject sandbox still refuses the retry of an approved command.
 rm -f "$outside/asked-once"
 "$SBX" run -p read-only -a untrusted --reject sandbox --approver "$once" --json -C "$ws" -- \
     touch "$outside/asked-once" >"$state/once.json" 2>/dev/null
-is "asked once, --reject sandbox: the failure stands" 1 $?
-is "asked once, --reject sandbox: refused by reject" reject \
+is "--reject sandbox: the failure stands" 1 $?
+is "--reject sandbox: refused by reject" reject \
     "$(field "$state/once.json" 'd["approval"]["requests"][1]["answered_by"]')"
+
+# --- issue 29: nothing the command writes decides what runs outside --------------
+# 1. An approver in the workspace is refused before anything runs: the
+#    command could replace it (here it tries) and approve its own retry.
+mkdir -p "$ws/w29"
+w29=$(cd "$ws/w29" && pwd -P)
+printf '#!/bin/sh\necho denied\n' >"$w29/approve.sh"
+chmod +x "$w29/approve.sh"
+rm -f "$outside/pwned-approver"
+err=$(cd "$w29" && "$SBX" run -p workspace-write -a on-failure --approver ./approve.sh -- sh -c \
+    'printf "#!/bin/sh\necho approved\n" > approve.sh; touch "$1"; exit 1' sh "$outside/pwned-approver" 2>&1 >/dev/null)
+is "approver in a writable root: refused (125)" 125 $?
+not_ok "approver in a writable root: nothing ran unsandboxed" test -e "$outside/pwned-approver"
+ok "approver in a writable root: the program is unchanged" grep -q denied "$w29/approve.sh"
+is "approver in a writable root: the line, byte for byte" \
+    "sbx: --approver: $w29/approve.sh lies in $w29, which the sandboxed command may write, so the command could replace the program that judges it; install the approver outside every writable root (e.g. ~/.local/bin) and give that path" \
+    "$err"
+# ... also through a symlink from outside, and found on PATH.
+ln -sf "$w29/approve.sh" "$ws/bin/linked-approver"
+(cd "$w29" && "$SBX" run -p workspace-write -a on-failure --approver "$ws/bin/linked-approver" -- true 2>/dev/null)
+is "approver linked from outside into a writable root: refused" 125 $?
+(cd "$w29" && PATH="$w29:$PATH" "$SBX" run -p workspace-write -a on-failure --approver approve.sh -- true 2>/dev/null)
+is "approver found on PATH in a writable root: refused" 125 $?
+
+# 2. A session store in a writable root is refused: the command could write
+#    an approval for itself there.
+rm -f "$outside/pwned-session"
+(cd "$w29" && XDG_STATE_HOME="$w29/state" "$SBX" run -p workspace-write -a on-failure --session forged \
+    --approver "$no_prog" -- sh -c 'touch "$1"; exit 1' sh "$outside/pwned-session" 2>"$state/w29-session.err")
+is "session store in a writable root: refused (125)" 125 $?
+not_ok "session store in a writable root: nothing ran" test -e "$outside/pwned-session"
+is "session store in a writable root: the line, byte for byte" \
+    "sbx: --session: the session store $w29/state/sbx/sessions lies in $w29, which the sandboxed command may write, so it could approve itself; set XDG_STATE_HOME to a directory outside every writable root" \
+    "$(cat "$state/w29-session.err")"
+
+# 3. An allow rule skips the prompt for the sandboxed attempt only: the retry
+#    without the sandbox is asked (here denied), never run on the rule's word.
+printf '{"rules": [{"pattern": ["sh"], "decision": "allow"}]}' >"$ws/allow-sh.json"
+refuse29=$(approver refuse29 denied)
+rm -f "$outside/pwned-rule"
+"$SBX" run -p read-only -a on-failure --rules "$ws/allow-sh.json" --approver "$refuse29" -C "$ws" -- \
+    sh -c 'touch "$1"' sh "$outside/pwned-rule" 2>/dev/null
+is "allow rule: the failure stands" 1 $?
+not_ok "allow rule: the retry did not run without the sandbox" test -e "$outside/pwned-rule"
+is "allow rule: the retry was asked" "1 sandbox" "$(asked refuse29) $(last_request refuse29 'd["kind"]')"
+# ... nor an --escalate.
+"$SBX" run -p read-only -a on-request --escalate --rules "$ws/allow-sh.json" --approver "$refuse29" -C "$ws" -- \
+    sh -c 'touch "$1"' sh "$outside/pwned-rule" 2>/dev/null
+is "allow rule, --escalate: refused (125)" 125 $?
+not_ok "allow rule, --escalate: nothing ran" test -e "$outside/pwned-rule"
+is "allow rule, --escalate: asked" "2 escalation" "$(asked refuse29) $(last_request refuse29 'd["kind"]')"
+
+# 4. The approver's request holds every string from the command's side
+#    escaped: control bytes and bidi overrides as \uXXXX (JSON, ASCII only).
+spoof=$(approver spoof denied)
+"$SBX" run -p read-only -a on-failure --approver "$spoof" -C "$ws" -- \
+    sh -c 'touch "$1"' "$(printf 'x\342\200\256\033[2J')" "$outside/$(printf 'a\342\200\256b')" 2>/dev/null
+is "the prompted run: the failure stands" 1 $?
+ok "the approver's request is ASCII" bash -c '! LC_ALL=C grep -q "[^ -~]" "$1"' _ "$ws/log/spoof"
+ok "... with the override and ESC escaped" grep -qF 'x\u202e\u001b[2J' "$ws/log/spoof"
+
+# 5. Forbidden rules match what will run, not its spelling.
+printf '{"rules": [{"pattern": ["rm", "-rf"], "decision": "forbidden"}]}' >"$ws/no-rm-rf.json"
+mkdir -p "$ws/work/victim"
+spelt() {  # DESC ARGV...: refused, and the victim is still there
+    local desc=$1
+    shift
+    "$SBX" run -p workspace-write -a on-failure --rules "$ws/no-rm-rf.json" -- "$@" 2>/dev/null
+    is "forbidden rm -rf, $desc: refused (125)" 125 $?
+    ok "forbidden rm -rf, $desc: the victim is still there" test -d "$ws/work/victim"
+}
+spelt "as /usr/bin//rm" /usr/bin//rm -rf victim
+spelt "as /bin/./rm" /bin/./rm -rf victim
+spelt "through env" env -i A=1 rm -rf victim
+spelt "through timeout" timeout -s KILL 5 rm -rf victim
+spelt "as a glob in a script" sh -c '/bin/r[m] -rf victim'
+spelt "as a glob over directories" sh -c '/usr/*/rm -rf victim'
+spelt "through command in a script" sh -c 'command rm -rf victim'
+spelt "quoted in a script" sh -c "'r'm -rf victim"
+ln -sf "$(command -v rm)" "$ws/bin/not-rm"
+spelt "through a symlink named otherwise" "$ws/bin/not-rm" -rf victim
+if command -v busybox >/dev/null; then
+    spelt "through busybox" busybox rm -rf victim
+else
+    skip "forbidden rm -rf, through busybox" "no busybox on this machine"
+fi
 
 # --- issue 17: --approver-timeout ----------------------------------------------
 printf '#!/bin/sh\necho $$ >"%s"\ncat >/dev/null\nsleep 30 & wait\necho approved\n' "$ws/log/slow.pid" >"$ws/bin/silent"

@@ -329,26 +329,17 @@ TEST_CASE("issue 17: external-sandbox offers a retry without sbx's network restr
     CHECK(no_effect.note == "--escalate has no effect: " + nothing_to_lift(open.policy));
 }
 
-TEST_CASE("issue 17: a command approved before its first attempt is not asked again for the retry",
-          "[approval][issue17]") {
+TEST_CASE("issue 29: the retry without the sandbox is always asked, whatever approved the first attempt",
+          "[approval][issue29]") {
     for (auto mode : {AskForApproval::OnFailure, AskForApproval::Untrusted}) {
         INFO("mode " << to_string(mode));
-        const auto d = decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, true);
-        CHECK(summary(d) == "already-approved:sandbox");
-        CHECK(d.requirement.decision == ReviewDecision::Approved);
+        const auto d = decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {});
+        CHECK(summary(d) == "ask:sandbox");
         CHECK_FALSE(d.requirement.sandboxed);
-        CHECK(d.requirement.note == "approved before the first attempt; not asked again");
-        // Not approved before: asked as usual.
-        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, false)) == "ask:sandbox");
     }
     // never and on-request still report the denial.
     for (auto mode : {AskForApproval::Never, AskForApproval::OnRequest})
-        CHECK(summary(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}, true)) == "report");
-    // --reject sandbox still refuses it: the earlier approval was not one to
-    // lift the sandbox, and --reject is the user's standing answer.
-    auto s = settings_of(AskForApproval::Untrusted);
-    s.reject.sandbox = true;
-    CHECK(summary(decide_retry(request_of(kUnsafe), s, true, true, {}, true)) == "refuse:sandbox/reject");
+        CHECK_FALSE(decide_retry(request_of(kUnsafe), settings_of(mode), true, true, {}).considered);
 }
 
 TEST_CASE(
@@ -421,9 +412,13 @@ TEST_CASE("rules decide before the mode", "[approval]") {
     const auto never = decide_first_attempt(request_of({"git", "push"}), s, {});
     CHECK(summary(never) == "refuse:rules/mode");
     CHECK_THAT(never.note, Catch::Contains("--ask-for-approval is never"));
-    // An allow rule also answers the retry prompt.
+    // An allow rule never answers the retry prompt (issue 29: the program it
+    // allows may run code from the workspace), nor an escalation.
     s.mode = AskForApproval::OnFailure;
-    CHECK(summary(decide_retry(request_of(kUnsafe), s, true, true, {})) == "rule:sandbox");
+    CHECK(summary(decide_retry(request_of(kUnsafe), s, true, true, {})) == "ask:sandbox");
+    s.mode = AskForApproval::OnRequest;
+    s.escalate = true;
+    CHECK(summary(decide_first_attempt(request_of(kUnsafe), s, {})) == "ask:escalation");
 }
 
 TEST_CASE("orchestrate: on-failure retries after an approved denial", "[approval][flow]") {
@@ -496,41 +491,47 @@ TEST_CASE("orchestrate: never and on-request report the denial without asking", 
     }
 }
 
-TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)", "[approval][flow][issue17]") {
+TEST_CASE("orchestrate: untrusted asks before the first attempt, and again before a retry without the sandbox",
+          "[approval][flow][issue29]") {
     MemorySessionStore store;
     ScriptedApprover approver;
-    approver.answers = {ReviewDecision::ApprovedForSession};  // a second question fails the test
+    // A yes to the sandboxed attempt, then a no to the retry (a third
+    // question fails the test).
+    approver.answers = {ReviewDecision::ApprovedForSession, ReviewDecision::Denied};
     ScriptedAttempts attempts;
-    attempts.steps = {{1, true}, {0, false}};
+    attempts.steps = {{1, true}};
     const auto req = request_of(kUnsafe);
     const auto settings = settings_of(AskForApproval::Untrusted);
     auto out = orchestrate(req, settings, store, approver, attempts.fn());
-    REQUIRE(approver.asked.size() == 1);
+    REQUIRE(approver.asked.size() == 2);
     CHECK(approver.asked[0].kind == ApprovalKind::Untrusted);
-    CHECK(attempts.sandboxed_calls == std::vector<bool>{true, false});
-    CHECK(out.result.exit_code == 0);
-    CHECK(out.escalated);
+    CHECK(approver.asked[1].kind == ApprovalKind::Sandbox);
+    CHECK(attempts.sandboxed_calls == std::vector<bool>{true});
+    CHECK(out.result.exit_code == 1);
+    CHECK_FALSE(out.escalated);
     CHECK(to_json(out.approval)["requests"][0]["stage"] == "before");
     CHECK(to_json(out.approval)["requests"][0]["decision"] == "approved_for_session");
     CHECK(to_json(out.approval)["requests"][1]["stage"] == "retry");
-    CHECK(to_json(out.approval)["requests"][1]["answered_by"] == "already-approved");
-    CHECK(to_json(out.approval)["requests"][1]["decision"] == "approved");
+    CHECK(to_json(out.approval)["requests"][1]["answered_by"] == "approver");
+    CHECK(to_json(out.approval)["requests"][1]["decision"] == "denied");
     // The session approval covers the sandboxed run only.
     CHECK(store.contains(ApprovalKey{req.command, req.cwd, to_json(req.policy), false}));
     CHECK_FALSE(store.contains(ApprovalKey{req.command, req.cwd, to_json(req.policy), true}));
 
-    // A second identical request: the cache answers the first prompt, and
-    // that approval, too, covers the retry.
+    // A second identical request: the cache answers the first prompt, not
+    // the retry, which is asked again.
     attempts.steps = {{1, true}, {0, false}};
+    approver.answers = {ReviewDecision::Approved};
     out = orchestrate(req, settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 1);
+    CHECK(approver.asked.size() == 3);
     CHECK(to_json(out.approval)["requests"][0]["answered_by"] == "cache");
-    CHECK(to_json(out.approval)["requests"][1]["answered_by"] == "already-approved");
+    CHECK(to_json(out.approval)["requests"][1]["answered_by"] == "approver");
+    CHECK(out.escalated);
 
     // Without a denial, a cached first prompt runs once.
     attempts.steps = {{0, false}};
     out = orchestrate(req, settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 1);
+    CHECK(approver.asked.size() == 3);
     CHECK(out.result.exit_code == 0);
     CHECK(to_json(out.approval)["requests"][0]["answered_by"] == "cache");
     CHECK(to_json(out.approval)["requests"][0]["decision"] == "approved_for_session");
@@ -541,11 +542,11 @@ TEST_CASE("orchestrate: untrusted asks once, before the first attempt (issue 17)
     auto other = req;
     other.cwd = "/elsewhere";
     orchestrate(other, settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 2);
+    CHECK(approver.asked.size() == 4);
     attempts.steps = {{0, false}};
     approver.answers = {ReviewDecision::Approved};
     orchestrate(request_of(kUnsafe, Mode::ReadOnly), settings, store, approver, attempts.fn());
-    CHECK(approver.asked.size() == 3);
+    CHECK(approver.asked.size() == 5);
 }
 
 TEST_CASE("orchestrate: a refusal before anything ran gives 125", "[approval][flow]") {

@@ -126,12 +126,14 @@ TEST_CASE("the file store persists, re-reads and keeps keys apart", "[approval][
     other_policy.policy["mode"] = "workspace-write";
     CHECK_FALSE(a.contains(other_policy));
 
-    // Another store (another process) on the same file sees it, and its
-    // additions are seen here.
+    // Another store (another process) opened since sees it; its additions
+    // reach the file, but a store answers from what it read when opened
+    // (issue 29: nothing written while the command runs is consulted).
     FileSessionStore b(path);
     CHECK(b.contains(key_of("x")));
     b.add(key_of("y", true));
-    CHECK(a.contains(key_of("y", true)));
+    CHECK_FALSE(a.contains(key_of("y", true)));
+    CHECK(FileSessionStore(path).contains(key_of("y", true)));
 
     const auto doc = nlohmann::json::parse(slurp(path));
     CHECK(doc["version"] == 1);
@@ -170,7 +172,7 @@ TEST_CASE("a corrupt session file is an error and stays untouched", "[approval][
     spit(path, "garbage");
     CHECK_THROWS_AS(s.add(key_of("x")), Error);
     CHECK(slurp(path) == "garbage");
-    CHECK_THROWS_AS(s.contains(key_of("x")), Error);
+    CHECK(s.contains(key_of("x")));  // for this run (the orchestrator warns so)
 }
 
 TEST_CASE("concurrent processes adding approvals lose none", "[approval][store]") {
@@ -338,7 +340,7 @@ TEST_CASE("the approver program", "[approval][approver]") {
         ::unlink(prog.c_str());
         const auto a = approver.ask(prompt_of());
         CHECK(a.decision == ReviewDecision::Denied);
-        CHECK(a.note == "exited with status 127");
+        CHECK(a.note == prog + " is no longer the program found before the command ran; not run");
     }
     SECTION("a program that exits without reading a large request does not kill sbx") {
         spit(prog, "#!/bin/sh\necho denied\n", true);
@@ -413,4 +415,98 @@ TEST_CASE("a session file that cannot be written: the approval holds for this ru
     REQUIRE(out.warnings.size() == 1);
     CHECK_THAT(out.warnings[0], Catch::StartsWith("the session approval holds for this run only: "));
     CHECK_THAT(to_json(out.approval)["requests"][0]["note"].get<std::string>(), Catch::Contains("Not a directory"));
+}
+
+TEST_CASE("issue 29: the session store is read once, before the command runs", "[approval][store][issue29]") {
+    TempDir dir;
+    const std::string path = dir.path + "/s.json";
+    FileSessionStore store(path);
+    // What the command writes while it runs: an approval of its own.
+    spit(path, R"({"version": 1, "approvals": [{"command": ["touch", "x"], "cwd": "/w",
+                   "policy": {"mode": "read-only"}, "unsandboxed": true}]})");
+    CHECK_FALSE(store.contains(key_of("x", true)));
+}
+
+TEST_CASE("issue 29: a session store in a writable root is refused", "[approval][store][issue29]") {
+    TempDir dir;
+    ::mkdir((dir.path + "/real").c_str(), 0700);
+    ::symlink((dir.path + "/real").c_str(), (dir.path + "/link").c_str());
+    ScopedEnv state("XDG_STATE_HOME", dir.path + "/link/state");  // missing, behind a symlink
+    CHECK_THROWS_WITH(open_session_store(std::string("s"), {dir.path + "/real"}),
+                      Catch::StartsWith("--session: the session store " + dir.path +
+                                        "/real/state/sbx/sessions lies in " + dir.path + "/real,") &&
+                          Catch::Contains("set XDG_STATE_HOME to a directory outside every writable root"));
+    CHECK_NOTHROW(open_session_store(std::string("s"), {dir.path + "/other", "/dev/null"}));
+    CHECK_NOTHROW(open_session_store(std::nullopt, {dir.path}));  // no --session: memory
+}
+
+TEST_CASE("issue 29: the approver is found before the command runs, outside the writable roots",
+          "[approval][approver][issue29]") {
+    TempDir dir;
+    const std::string prog = dir.path + "/approve";
+    spit(prog, "#!/bin/sh\necho approved\n", true);
+    const auto timeout = std::chrono::milliseconds(5000);
+    CHECK_THROWS_WITH(ProgramApprover(prog, timeout, {dir.path}),
+                      Catch::StartsWith("--approver: " + prog + " lies in " + dir.path + ", which the sandboxed"));
+    // Through a symlink from elsewhere, and by name on PATH: the real file.
+    TempDir other;
+    ::symlink(prog.c_str(), (other.path + "/approve").c_str());
+    CHECK_THROWS_AS(ProgramApprover(other.path + "/approve", timeout, {dir.path}), sbx::Error);
+    {
+        ScopedEnv path("PATH", other.path + ":/usr/bin:/bin");
+        CHECK_THROWS_AS(ProgramApprover("approve", timeout, {dir.path}), sbx::Error);
+        CHECK(ProgramApprover("approve", timeout, {"/nowhere"}).resolved() == prog);
+    }
+    // Outside them, it runs, and its request has every string escaped
+    // (JSON escapes the control bytes; every non-ASCII character, bidi
+    // overrides included, is \\uXXXX too); a file put at its path since
+    // does not run.
+    const std::string seen = dir.path + "/request.json";
+    spit(prog, "#!/bin/sh\ncat > '" + seen + "'\necho approved\n", true);
+    ProgramApprover approver(prog, timeout, {"/nowhere"});
+    auto p = prompt_of();
+    p.command = {"touch", "x\u202e\x1b[2J"};
+    CHECK(approver.ask(p).decision == ReviewDecision::Approved);
+    const std::string request = slurp(seen);
+    for (char c : request) CHECK(static_cast<unsigned char>(c) < 0x80);
+    CHECK_THAT(request, Catch::Contains(R"("x\u202e\u001b[2J")"));
+    spit(prog + ".new", "#!/bin/sh\necho approved\n", true);
+    REQUIRE(::rename((prog + ".new").c_str(), prog.c_str()) == 0);
+    const auto a = approver.ask(prompt_of());
+    CHECK(a.decision == ReviewDecision::Denied);
+    CHECK_THAT(a.note, Catch::Contains("is no longer the program found before the command ran"));
+}
+
+TEST_CASE("issue 29: the prompt shows the command's strings escaped", "[approval][approver][issue29]") {
+    ApprovalPrompt p = prompt_of();
+    p.command = {"sh", "-c", "printf '\x1b[2J'; rm x\u202e", "a\nb"};
+    p.cwd = "/w/\x1b]0;title\x07";
+    p.reason = "retry\r\nsbx: approval needed (sandbox): harmless";
+    p.denials = {{"create", "/w/\x1b[1A\xff", "", "rule", "fix"}};
+    const std::string shown = render_prompt(p);
+    for (char c : shown) {
+        const auto b = static_cast<unsigned char>(c);
+        CHECK((b >= 0x20 || b == '\n'));
+        CHECK(b != 0x7f);
+    }
+    CHECK(shown.find("\u202e") == std::string::npos);
+    CHECK_THAT(shown, Catch::Contains("command: sh -c $'printf \\'\\e[2J\\'; rm x\\u202e' $'a\\nb'"));
+    CHECK_THAT(shown, Catch::Contains("cwd:     /w/\\e]0;title\\x07\n"));
+    CHECK_THAT(shown, Catch::Contains("): retry\\r\\nsbx: approval needed"));
+    CHECK_THAT(shown, Catch::Contains("denied:  create /w/\\e[1A\\xff (rule; fix: fix)"));
+    // Exactly one line starts with "sbx: " (each field's own lines are
+    // indented, long ones folded).
+    p.command = {"echo", std::string(500, 'x')};
+    const std::string long_shown = render_prompt(p);
+    std::size_t lines = 0, sbx_lines = 0, pos = 0;
+    while (pos < long_shown.size()) {
+        const auto end = long_shown.find('\n', pos);
+        const std::string line = long_shown.substr(pos, end - pos);
+        ++lines;
+        if (line.starts_with("sbx: ")) ++sbx_lines;
+        CHECK(line.size() <= 140);
+        pos = end + 1;
+    }
+    CHECK(sbx_lines == 1);
+    CHECK(lines > 6);
 }

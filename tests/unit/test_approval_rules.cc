@@ -171,10 +171,10 @@ TEST_CASE("rules on shell scripts: every part must match", "[approval][rules]") 
     // One unmatched part leaves allow unmatched, but never hides forbidden.
     CHECK(decision_of(r, {"bash", "-lc", "ls && cat x"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "rm -rf x && cat y"}) == "forbidden");
-    // Not plain: unmatched, even when it starts with an allowed word; only a
-    // forbidden rule looks inside.
+    // Not plain: unmatched, even when it starts with an allowed word; only
+    // forbidden and prompt rules look inside.
     CHECK(decision_of(r, {"bash", "-lc", "ls $(rm -rf /)"}) == "forbidden");
-    CHECK(decision_of(r, {"bash", "-lc", "ls $(git push)"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "ls $(git push)"}) == "prompt");
     CHECK(decision_of(r, {"bash", "-lc", "ls > /etc/passwd"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "ls *"}) == "none");
     // A rule on the shell itself still applies.
@@ -225,7 +225,8 @@ TEST_CASE("forbidden rules look inside scripts that are not plain", "[approval][
         {"pattern": ["ls"], "decision": "allow"},
         {"pattern": ["git", "push"], "decision": "prompt"},
         {"pattern": ["rm", "-rf"], "decision": "forbidden", "justification": "no"}]})");
-    // Not plain: forbidden rules look at a rough split; allow and prompt do not.
+    // Not plain: forbidden and prompt rules look at a rough split; allow
+    // does not.
     CHECK(decision_of(r, {"bash", "-lc", "ls > out && rm -rf x"}) == "forbidden");
     CHECK(decision_of(r, {"bash", "-lc", "rm -rf \"$HOME\""}) == "forbidden");
     CHECK(decision_of(r, {"bash", "-lc", "X=1 rm -fr $d 2>&1"}) == "forbidden");
@@ -234,7 +235,7 @@ TEST_CASE("forbidden rules look inside scripts that are not plain", "[approval][
     CHECK(decision_of(r, {"bash", "-lc", "echo 'rm -rf x' > notes"}) == "none");
     CHECK(decision_of(r, {"bash", "-lc", "ls > out; rm -rf \"$d\""}) == "forbidden");
     CHECK(decision_of(r, {"bash", "-lc", "echo \"a; rm -rf x\" > notes"}) == "forbidden");  // over-eager
-    CHECK(decision_of(r, {"bash", "-lc", "git push > log"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "git push > log"}) == "prompt");                   // issue 29
     CHECK(decision_of(r, {"bash", "-lc", "ls > out"}) == "none");
     // A shell inside a shell is followed.
     CHECK(decision_of(r, {"sh", "-c", "bash -c 'rm -rf x'"}) == "forbidden");
@@ -265,6 +266,48 @@ TEST_CASE("a program named by a standard path matches by its name", "[approval][
     // Only the program: a path later in argv is a plain word.
     const auto t = rules_of(R"({"rules": [{"pattern": ["env", "rm"], "decision": "prompt"}]})");
     CHECK(decision_of(t, {"env", "/bin/rm"}) == "none");
+}
+
+TEST_CASE("issue 29: forbidden and prompt rules match what will run, not its spelling", "[approval][rules][issue29]") {
+    const auto r = rules_of(R"({"rules": [
+        {"pattern": ["rm", "-rf"], "decision": "forbidden"},
+        {"pattern": ["curl"], "decision": "prompt"},
+        {"pattern": ["/opt/tool/run"], "decision": "prompt"},
+        {"pattern": ["env"], "decision": "allow"},
+        {"pattern": ["git", "status"], "decision": "allow"}]})");
+    // The path, normalised.
+    CHECK(decision_of(r, {"/usr/bin//rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"/bin/./rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"/usr/lib/../bin/rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"//opt/tool/./run"}) == "prompt");
+    // Globs in a script, as every word the shell could make of them.
+    CHECK(decision_of(r, {"sh", "-c", "/bin/r[m] -rf victim"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "r? -rf victim"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "/usr/*/rm -rf victim"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "/usr/*/rmdir -rf victim"}) == "none");
+    CHECK(decision_of(r, {"bash", "-lc", "cur* https://x"}) == "prompt");
+    // Quoting as the shell removes it.
+    CHECK(decision_of(r, {"sh", "-c", "'r'm -rf victim"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "r\\m -rf victim"}) == "forbidden");
+    // Wrappers that run their arguments.
+    CHECK(decision_of(r, {"env", "rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"env", "-i", "A=1", "-u", "B", "/bin/rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "command rm -rf victim"}) == "forbidden");
+    CHECK(decision_of(r, {"sh", "-c", "exec rm -rf victim"}) == "forbidden");
+    CHECK(decision_of(r, {"busybox", "rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"timeout", "-s", "KILL", "5", "rm", "-rf", "victim"}) == "forbidden");
+    CHECK(decision_of(r, {"nice", "-n", "5", "nohup", "setsid", "curl", "x"}) == "prompt");
+    CHECK(decision_of(r, {"xargs", "-n", "1", "rm", "-rf"}) == "forbidden");
+    // ... and an allow rule on the wrapper does not allow what it runs.
+    CHECK(decision_of(r, {"env"}) == "allow");
+    CHECK(decision_of(r, {"env", "curl", "x"}) == "prompt");
+    // An allow rule matches only the command as given.
+    CHECK(decision_of(r, {"env", "git", "status"}) == "allow");  // the rule on env itself
+    CHECK(decision_of(r, {"command", "git", "status"}) == "none");
+    // The program as it will be found: a link elsewhere to rm is rm.
+    CHECK(r.match({"./x", "-rf", "victim"}, "/usr/bin/rm")->decision == RuleDecision::Forbidden);
+    CHECK_FALSE(r.match({"./x", "status"}, "/usr/bin/git"));  // not allowed through it
+    CHECK(r.match({"git", "status"}, "/usr/bin/git")->decision == RuleDecision::Allow);
 }
 
 TEST_CASE("short flags in restrictive rules match as sets", "[approval][rules][issue17]") {
