@@ -16,6 +16,7 @@
 
 #include "approval/orchestrator.h"
 #include "cli/denial_watch.h"
+#include "cli/hard_links.h"
 #include "cli/options.h"
 #include "exec/process.h"
 #include "exec/supervisor.h"
@@ -310,6 +311,9 @@ int run_command(const RunArgs& args) {
     // Bad approval options (an unknown mode, a malformed rules file) are
     // refused before anything runs, --dry-run included.
     const approval::ApprovalSettings settings = approval::settings_from_args(args.approval);
+    // A --deny or --read-only file with another name would be open through
+    // that name: refused, as a policy the sandbox cannot enforce.
+    refuse_linked_files(runner.policy());
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     make_missing_roots(resolved.missing_roots);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),

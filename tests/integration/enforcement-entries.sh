@@ -210,4 +210,26 @@ else
     skip "Landlock alone" "cannot make a user namespace without further ones here"
 fi
 
+# --- issue 29: a hard link made before the run ---------------------------------
+# The sandbox withholds paths: another name of a denied or read-only file,
+# made before the run (by the host, or by an earlier run under another
+# policy), would be open.  sbx refuses such a policy (125), naming the file.
+mkdir -p "$home/.aws" "$ws/cache"
+echo "$secret" >"$home/.aws/credentials"
+ln "$home/.aws/credentials" "$ws/cache/creds"
+out=$(run --deny "$home/.aws" -- cat cache/creds 2>&1)
+is "a hard link to a file of a denied directory: refused (125)" 125 $?
+case $out in *"$secret"*) found=yes ;; *) found=no ;; esac
+is "... the secret never appears" no "$found"
+case $out in *"sbx: $home/.aws/credentials has 1 other hard link, which the entry 'deny $home/.aws (--deny)' does not cover"*"find / -xdev -samefile $home/.aws/credentials"*) said=yes ;; *) said=no ;; esac
+is "... one line names the file, the count and how to find the link" yes "$said"
+echo keep >"$ws/docs/pinned"
+ln "$ws/docs/pinned" "$ws/pinned-alias"
+run --read-only docs/pinned -- sh -c 'echo changed > pinned-alias' 2>/dev/null
+is "a hard link to a read-only file: refused (125)" 125 $?
+is "... the file is unchanged" keep "$(content "$ws/docs/pinned")"
+rm "$ws/cache/creds" "$ws/pinned-alias"
+is "without the other names: the same runs go ahead" "0 0" \
+    "$(run --deny "$home/.aws" -- true; echo -n "$? "; run --read-only docs/pinned -- true; echo $?)"
+
 done_testing
