@@ -190,14 +190,11 @@ void check_session_name(const std::string& name) {
 }
 
 std::string sessions_directory() {
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
-        return std::string(state) + "/sbx/sessions";
     // No passwd lookup: sbx is a static executable, and glibc's NSS would
     // load shared modules into it.
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || home[0] != '/')
-        throw Error("--session: HOME is not an absolute directory; set HOME or XDG_STATE_HOME");
-    return std::string(home) + "/.local/state/sbx/sessions";
+    const std::string state = sbx_state_directory(std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+    if (state.empty()) throw Error("--session: HOME is not an absolute directory; set HOME or XDG_STATE_HOME");
+    return state + "/sessions";
 }
 
 namespace {

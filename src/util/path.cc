@@ -59,4 +59,10 @@ std::size_t path_depth(std::string_view path) {
     return path == "/" ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
+std::string sbx_state_directory(const char* xdg_state_home, const char* home) {
+    if (xdg_state_home != nullptr && xdg_state_home[0] == '/') return join_path(xdg_state_home, "sbx");
+    if (home != nullptr && home[0] == '/') return join_path(home, ".local/state/sbx");
+    return "";
+}
+
 }  // namespace sbx

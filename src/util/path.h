@@ -56,6 +56,12 @@ bool path_below(std::string_view path, std::string_view root);
 // element is the current directory).
 std::vector<std::string> exec_candidates(const std::string& argv0, std::string_view search_path);
 
+// sbx's own state directory (its session approvals live in its sessions/):
+// $XDG_STATE_HOME/sbx when that is absolute, else $HOME/.local/state/sbx
+// when $HOME is absolute (both normalised), else "".  Pure: the caller
+// passes the two variables (nullptr when unset).
+std::string sbx_state_directory(const char* xdg_state_home, const char* home);
+
 // The number of components of an absolute, normalised path ("/" has 0).
 std::size_t path_depth(std::string_view path);
 

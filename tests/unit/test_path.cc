@@ -58,3 +58,11 @@ TEST_CASE("path: components, depth and the PATH search") {
     CHECK(exec_candidates("ls", "/usr/bin::/bin") == std::vector<std::string>{"/usr/bin/ls", "./ls", "/bin/ls"});
     CHECK(exec_candidates("", "/bin").empty());
 }
+
+TEST_CASE("path: sbx's state directory") {
+    CHECK(sbx_state_directory("/s/", "/h") == "/s/sbx");
+    CHECK(sbx_state_directory("relative", "/h//u") == "/h/u/.local/state/sbx");
+    CHECK(sbx_state_directory(nullptr, "/h") == "/h/.local/state/sbx");
+    CHECK(sbx_state_directory("", "x").empty());
+    CHECK(sbx_state_directory(nullptr, nullptr).empty());
+}
