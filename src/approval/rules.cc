@@ -275,7 +275,7 @@ namespace {
 struct Wrapper {
     std::string_view name;
     std::vector<std::string_view> options_with_value;
-    bool leading_operand = false;  // timeout DURATION, busybox has none
+    bool leading_operand = false;  // an operand before the command: timeout's DURATION, chrt's PRIORITY
 };
 
 const std::vector<Wrapper>& wrappers() {
@@ -293,7 +293,7 @@ const std::vector<Wrapper>& wrappers() {
         {"xargs",
          {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs",
           "--max-chars", "--max-lines", "--replace", "--eof"}},
-        {"chrt", {}},
+        {"chrt", {}, true},
         {"ionice", {"-c", "-n", "-p", "-t"}},
     };
     return list;
@@ -324,12 +324,7 @@ std::optional<Words> unwrap(const Words& argv) {
                 ++i;
                 continue;
             }
-            if (name == "chrt" && !operand_taken) {  // chrt [options] PRIORITY COMMAND
-                operand_taken = true;
-                ++i;
-                continue;
-            }
-            if (!operand_taken) {  // timeout's DURATION
+            if (!operand_taken) {
                 operand_taken = true;
                 ++i;
                 continue;

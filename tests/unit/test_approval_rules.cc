@@ -298,6 +298,7 @@ TEST_CASE("issue 29: forbidden and prompt rules match what will run, not its spe
     CHECK(decision_of(r, {"timeout", "-s", "KILL", "5", "rm", "-rf", "victim"}) == "forbidden");
     CHECK(decision_of(r, {"nice", "-n", "5", "nohup", "setsid", "curl", "x"}) == "prompt");
     CHECK(decision_of(r, {"xargs", "-n", "1", "rm", "-rf"}) == "forbidden");
+    CHECK(decision_of(r, {"chrt", "-f", "10", "rm", "-rf", "victim"}) == "forbidden");
     // ... and an allow rule on the wrapper does not allow what it runs.
     CHECK(decision_of(r, {"env"}) == "allow");
     CHECK(decision_of(r, {"env", "curl", "x"}) == "prompt");
