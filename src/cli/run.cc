@@ -130,10 +130,12 @@ public:
                 break;
         }
 
-        // The allowlist proxy (--allow-domain) runs for as long as the command.
+        // The allowlist proxy (--allow-domain) runs for as long as the command;
+        // its threads count against --limit-procs (util/relay_threads.h).
         std::optional<net::AllowlistProxy> proxy;
         if (a.plan.proxy_fd >= 0) {
-            proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains});
+            proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains},
+                          relay_cap(policy_.limits.processes));
             opt.proxy_channel = proxy->helper_channel();
         }
         a.result = supervise(a.plan, opt);

@@ -17,7 +17,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <list>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -28,6 +27,7 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fd_pass.h"
+#include "util/relay_threads.h"
 #include "util/splice_pump.h"
 
 namespace sbx::net {
@@ -128,6 +128,7 @@ class Live;
 
 struct AllowlistProxy::State {
     DomainRules rules;
+    RelayCap cap;
     Fd ours, theirs;  // the socket pair: ours receives the listener
     Fd stop;          // an eventfd: readable once finish() was called
     std::atomic<bool> stopping{false};
@@ -135,12 +136,6 @@ struct AllowlistProxy::State {
     std::mutex mutex;  // guards what follows
     std::vector<ProxyDenial> denials;
     std::set<int> open;  // the sockets of live connections, shut down at the end
-
-    struct Worker {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
-    };
-    std::list<Worker> workers;  // only the accepting thread touches it
 
     void deny(const Target& t, const Decision& d) {
         std::lock_guard lock(mutex);
@@ -162,13 +157,13 @@ struct AllowlistProxy::State {
     }
 
     void run();
+    void refuse_over_cap(Fd accepted);
     void serve(Fd accepted);
     void serve_http(Live& client, std::string head);
     void serve_socks(Live& client, std::string head);
     // The upstream connection, or why not (decision set on a refusal).
     Live connect_to(const Target& t, Failure& why, Decision& refusal);
     void relay(Live& client, Live& upstream);
-    void reap(bool all);
 };
 
 // A socket of a live connection: while it is open, finish() can shut it
@@ -240,18 +235,11 @@ std::string forwarded_headers(std::string_view headers) {
 
 }  // namespace
 
-void AllowlistProxy::State::reap(bool all) {
-    for (auto it = workers.begin(); it != workers.end();) {
-        if (all || *it->done) {
-            it->thread.join();
-            it = workers.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
 void AllowlistProxy::State::run() {
+    // Each connection's thread, at most cap.connections at once (two threads
+    // each while relaying), all joined before this returns: the live ones end
+    // once finish() has shut their sockets down.
+    RelayThreads threads(cap.connections);
     Fd listener;
     for (;;) {
         pollfd p[2] = {{stop.get(), POLLIN, 0}, {listener.valid() ? listener.get() : ours.get(), POLLIN, 0}};
@@ -271,22 +259,52 @@ void AllowlistProxy::State::run() {
         }
         Fd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (!client.valid()) continue;
-        reap(false);
-        Worker w;
-        auto done = w.done;
-        try {
-            w.thread = std::thread([this, client = std::move(client), done]() mutable {
-                serve(std::move(client));
-                *done = true;
-            });
-        } catch (const std::system_error&) {
-            continue;  // no thread: the connection closes
+        if (!threads.has_room()) {
+            refuse_over_cap(std::move(client));
+            continue;
         }
-        workers.push_back(std::move(w));
+        // Should no thread be made, the connection closes.
+        threads.start([this, client = std::move(client)]() mutable { serve(std::move(client)); });
     }
     // Ending: no new connection; the live ones are shut down by finish().
     listener.reset();
-    reap(true);
+    threads.join(true);
+}
+
+// One connection more than the cap allows: refused from the accepting thread,
+// without a wait.  An HTTP client (or one that has sent nothing yet) gets 503
+// with X-Sbx-Denied; a SOCKS5 one, whose greeting has no refusal to give, is
+// closed.  The bytes it already sent are read first, so that the close is a
+// FIN after the answer, not a reset that could discard it.
+void AllowlistProxy::State::refuse_over_cap(Fd client) {
+    const Target proxy{"127.0.0.1", kProxyPort};
+    const std::string rule =
+        cap.limit_procs ? fmt::format(
+                              "sbx's proxy serves at most {} connection{} at once: two threads each, counted against "
+                              "--limit-procs {}",
+                              cap.connections, cap.connections == 1 ? "" : "s", *cap.limit_procs)
+                        : fmt::format("sbx's proxy serves at most {} connections at once", cap.connections);
+    const std::string fix = cap.limit_procs
+                                ? "no flag suggested: open fewer connections at once, or raise --limit-procs by "
+                                  "two per connection"
+                                : "no flag suggested: open fewer connections at once";
+    deny(proxy, Decision{false, rule, fix});
+    char first = 0;
+    if (::recv(client.get(), &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1 || first != 0x05) {
+        const std::string body = fmt::format("sbx: connection refused: {}; {}\n", rule, fix);
+        const std::string answer =
+            http_error(503, "Service Unavailable", body, fmt::format("X-Sbx-Denied: {}\r\n", rule));
+        // A new socket's send buffer holds it whole: no wait.
+        ssize_t sent = ::send(client.get(), answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)sent;
+    }
+    ::shutdown(client.get(), SHUT_WR);
+    char sink[4096];
+    for (std::size_t drained = 0; drained < kMaxHead;) {
+        const ssize_t n = ::recv(client.get(), sink, sizeof sink, MSG_DONTWAIT);
+        if (n <= 0) break;
+        drained += static_cast<std::size_t>(n);
+    }
 }
 
 void AllowlistProxy::State::serve(Fd accepted) {
@@ -486,8 +504,9 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     relay(client, upstream);
 }
 
-AllowlistProxy::AllowlistProxy(DomainRules rules) : state_(std::make_shared<State>()) {
+AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap) : state_(std::make_shared<State>()) {
     state_->rules = std::move(rules);
+    state_->cap = cap;
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         throw Error(fmt::format("the allowlist proxy: socketpair: {}", std::strerror(errno)));

@@ -14,7 +14,10 @@
 // command's leg (loopback only) uses reno, unpaced, whatever the host's
 // congestion control.
 //
-// One thread accepts; each connection has a thread (two while relaying).
+// One thread accepts; each connection has a thread (two while relaying), at
+// most RelayCap::connections at once (util/relay_threads.h: 64, or half of
+// --limit-procs): one more is refused at once (HTTP 503 with X-Sbx-Denied,
+// or closed for SOCKS5) and kept as a denial of 127.0.0.1:3128.
 // Every thread blocks every signal (the supervisor's signalfd gets them).
 #pragma once
 
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "net/domain.h"
+#include "util/relay_threads.h"
 
 namespace sbx::net {
 
@@ -40,7 +44,7 @@ class AllowlistProxy {
 public:
     // Makes the socket pair and starts accepting once the helper sends the
     // listening socket.  Throws Error.
-    explicit AllowlistProxy(DomainRules rules);
+    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{});
     ~AllowlistProxy();
     AllowlistProxy(const AllowlistProxy&) = delete;
     AllowlistProxy& operator=(const AllowlistProxy&) = delete;

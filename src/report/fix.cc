@@ -1,6 +1,7 @@
 #include "report/fix.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -206,6 +207,11 @@ const std::vector<std::string>& tool_directories() {
 }
 
 Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
+    // A refusal whose source knew that no flag helps (the allowlist proxy's
+    // cap on its connections, net/proxy.h) stays one: its address is the
+    // proxy's own, which a decision by name would read as a host to allow.
+    constexpr std::string_view kNoFlag = "no flag suggested: ";
+    if (!d.rule.empty() && d.fix.starts_with(kNoFlag)) return refuse(d.rule, d.fix.substr(kNoFlag.size()));
     if (env.home && *env.home == "/") {  // HOME=/ (a daemon's): no home to keep out of the fix
         Environment without = env;
         without.home.reset();

@@ -162,6 +162,116 @@ ok "sbx policy --json has the keys" sh -c "'$SBX' policy --json --allow-domain a
 out=$("$SBX" check --allow-domain '*.example.com' --connect a.example.com:443 --connect example.com:443 2>&1)
 ok "sbx check --connect answers by name" grep -q '^denied   connect  example.com:443  (no allow-domain matches example.com' <<<"$out"
 
+# --- issue 29: the proxy's threads are bounded ----------------------------------
+# Each connection to the proxy is a thread of sbx on the host (two while it
+# relays), outside every limit of the sandbox.  The command opens 200 tunnels
+# one after the other (CONNECT to the http server; each answered before the
+# next) and holds those the proxy serves; meanwhile the tasks of sbx's
+# process tree (sbx, the helper, the sandbox) are counted from /proc, against
+# the count before the first connection.  The proxy serves 64 at once, and
+# under --limit-procs N half of N (two threads each count against it); the
+# others are refused at once (503) and recorded as one denial.  Once the
+# command closes them, the proxy serves again.
+cat >"$ws/many.py" <<'PY'
+import os, socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+def signal(name, text=""):
+    open(name + ".tmp", "w").write(text)
+    os.rename(name + ".tmp", name)
+def wait_for(name):  # the test's go, bounded
+    end = time.monotonic() + 120
+    while not os.path.exists(name) and time.monotonic() < end:
+        time.sleep(0.01)
+def head(s):  # the proxy's answer up to its blank line, or what came before the end
+    got = b""
+    try:
+        while b"\r\n\r\n" not in got:
+            c = s.recv(1)
+            if not c:
+                break
+            got += c
+    except OSError:
+        pass
+    return got
+signal("started")
+wait_for("open")
+held, refused = [], 0
+for i in range(n):
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n" % port)
+    if head(s).startswith(b"HTTP/1.1 200 "):
+        held.append(s)
+    else:
+        refused += 1
+        s.close()
+signal("held", "%d %d\n" % (len(held), refused))
+wait_for("go")
+for s in held:
+    s.close()
+# Served again once those have ended (retried: their threads end meanwhile).
+end = time.monotonic() + 30
+while True:
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % port)
+    answer = head(s)
+    s.close()
+    if answer.startswith(b"HTTP/1.0 200 ") or time.monotonic() > end:
+        print("after:", answer.split(b"\r\n")[0].decode())
+        break
+    time.sleep(0.01)
+PY
+# The tasks (threads) of PID and of all its descendants, from /proc.
+tree_tasks() {
+    local pids=$1 all=$1 next p n=0
+    while [ -n "${pids// /}" ]; do
+        next=
+        for p in $pids; do next="$next $(cat /proc/"$p"/task/*/children 2>/dev/null)"; done
+        pids=$next
+        all="$all $next"
+    done
+    for p in $all; do n=$((n + $(ls /proc/"$p"/task 2>/dev/null | wc -l))); done
+    echo "$n"
+}
+# many LABEL CAP SBX-ARGS...: 200 connections under those arguments.
+many() {
+    local label=$1 cap=$2 before during
+    shift 2
+    rm -f "$ws/started" "$ws/open" "$ws/held" "$ws/go"
+    (cd "$ws" && exec "$SBX" run --json -p workspace-write --allow-domain 127.0.0.1 "$@" -- "$python" many.py "$http" 200 \
+        >"$d/many.json" 2>"$d/many.err") &
+    local run_pid=$!
+    eventually test -e "$ws/started"
+    before=$(tree_tasks $run_pid)
+    : >"$ws/open"
+    eventually test -e "$ws/held"
+    during=$(tree_tasks $run_pid)
+    : >"$ws/go"
+    wait $run_pid
+    is "$label: the run ended well" 0 "$?"
+    is "$label: $cap tunnels served at once, $((200 - cap)) refused at once" "$cap $((200 - cap))" "$(cat "$ws/held")"
+    ok "$label: sbx's process tree had $before tasks, $during with 200 connections: at most $((2 * cap)) more" \
+        test "$during" -le $((before + 2 * cap))
+    is "$label: afterwards the proxy serves again" "after: HTTP/1.0 200 OK" \
+        "$("$python" -c 'import json,sys; print(json.load(sys.stdin)["stdout"].strip())' <"$d/many.json")"
+}
+many "200 connections" 64
+is "200 connections: the refusals are one denial, with the rule and why no flag" \
+    '[{"address": "127.0.0.1:3128", "fix": "no flag suggested: open fewer connections at once", "operation": "connect", "rule": "sbx'"'"'s proxy serves at most 64 connections at once"}]' \
+    "$("$python" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["denials"], sort_keys=True))' <"$d/many.json")"
+many "--limit-procs 8, 200 connections" 4 --limit-procs 8
+is "--limit-procs 8: the denial names the limit" \
+    "sbx's proxy serves at most 4 connections at once: two threads each, counted against --limit-procs 8" \
+    "$("$python" -c 'import json,sys; print(json.load(sys.stdin)["denials"][0]["rule"])' <"$d/many.json")"
+# Text mode: the 503 says why, and the end line names the refusal.
+# (--limit-procs 3: bash, then curl, and a thread of curl's; one connection.)
+out=$(sbx -p workspace-write --limit-procs 3 --allow-domain 127.0.0.1 -- bash -c \
+    "exec 3<>/dev/tcp/127.0.0.1/3128; printf 'CONNECT 127.0.0.1:$http HTTP/1.1\r\n\r\n' >&3; read -r line <&3
+     curl -sS -i --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:$http/ >answer; grep -a '^X-Sbx-Denied' answer" 2>&1)
+is "over the cap, text mode: the header names the rule, the end line the denial" \
+    "X-Sbx-Denied: sbx's proxy serves at most 1 connection at once: two threads each, counted against --limit-procs 3
+sbx: denied 1 operation; first: connect 127.0.0.1:3128 (sbx's proxy serves at most 1 connection at once: two threads each, counted against --limit-procs 3; no flag suggested: open fewer connections at once, or raise --limit-procs by two per connection)" \
+    "$(printf '%s\n' "$out" | tr -d '\r')"
+
 # Nothing listens on the host: not while the command runs, not after.  (Only
 # sbx's and the helper's own sockets are looked at: other tests may come and
 # go on this machine meanwhile.)

@@ -249,4 +249,12 @@ TEST_CASE("fix: with an allowlist, the allowlist's own flag, never -n full") {
     // The name passed: the proxy refused the address it resolved to (its own note says which).
     CHECK(fix_for(p, connect("example.com:443"), env).text() ==
           "no flag suggested: the name is allowed, the address it resolved to is not (the proxy's note names it)");
+    // The proxy's cap on its connections: a refusal of the proxy's own
+    // address that no flag allows, not a host to allow (--explain asks again).
+    Denial over = connect("127.0.0.1:3128");
+    over.rule = "sbx's proxy serves at most 64 connections at once";
+    over.fix = "no flag suggested: open fewer connections at once";
+    const Fix kept = fix_for(p, over, env);
+    CHECK(kept.rule == over.rule);
+    CHECK(kept.text() == over.fix);
 }

@@ -122,3 +122,96 @@ TEST_CASE("the proxy ends cleanly with a connection still open and no listener e
     CHECK(proxy.finish().empty());  // returns: the waiting connections were shut down
     CHECK(read_all(silent.get()).empty());
 }
+
+TEST_CASE("the relays' cap: 64 connections, or half of --limit-procs (at least one)") {
+    CHECK(relay_cap(std::nullopt) == RelayCap{64, std::nullopt});
+    CHECK(relay_cap(8) == RelayCap{4, 8});
+    CHECK(relay_cap(9) == RelayCap{4, 9});
+    CHECK(relay_cap(1) == RelayCap{1, 1});
+    CHECK(relay_cap(3) == RelayCap{1, 3});
+    CHECK(relay_cap(128) == RelayCap{64, 128});
+    CHECK(relay_cap(1'000'000) == RelayCap{64, 1'000'000});
+}
+
+namespace {
+
+// A host listener for the tunnels' far end (never accepted: the kernel
+// completes the connections).
+struct Upstream {
+    Fd listener{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+    std::uint16_t port = 0;
+    Upstream() {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        REQUIRE(::listen(listener.get(), 16) == 0);
+        socklen_t size = sizeof a;
+        REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
+        port = ntohs(a.sin_port);
+    }
+};
+
+// The proxy's answer to a CONNECT to 127.0.0.1:port, up to the end of its head.
+std::string tunnel(int client, std::uint16_t port) {
+    REQUIRE(write_all(client, "CONNECT 127.0.0.1:" + std::to_string(port) + " HTTP/1.1\r\n\r\n"));
+    std::string head;
+    char c;
+    while (head.find("\r\n\r\n") == std::string::npos && ::read(client, &c, 1) == 1) head += c;
+    return head;
+}
+
+}  // namespace
+
+TEST_CASE("the proxy serves at most its cap of connections at once; one more is refused at once, and recorded") {
+    AllowlistProxy proxy(DomainRules{{"127.0.0.1"}, {}}, RelayCap{2, std::nullopt});
+    const std::uint16_t port = hand_listener(proxy.helper_channel());
+    Upstream upstream;
+
+    Fd first = connect_to(port), second = connect_to(port);
+    CHECK(tunnel(first.get(), upstream.port) == "HTTP/1.1 200 Connection established\r\n\r\n");
+    CHECK(tunnel(second.get(), upstream.port) == "HTTP/1.1 200 Connection established\r\n\r\n");
+
+    Fd third = connect_to(port);
+    const std::string refused = tunnel(third.get(), upstream.port) + read_all(third.get());
+    CHECK(refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
+    CHECK(refused.find("\r\nX-Sbx-Denied: sbx's proxy serves at most 2 connections at once\r\n") != std::string::npos);
+    CHECK(
+        refused.ends_with("\r\n\r\nsbx: connection refused: sbx's proxy serves at most 2 connections at once; no "
+                          "flag suggested: open fewer connections at once\n"));
+
+    // One tunnel ends (both ends close): its threads end, and a new
+    // connection is served once they have (polled, with a bound).
+    first.reset();
+    Fd far(::accept4(upstream.listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    REQUIRE(far.valid());
+    far.reset();
+    bool served = false;
+    for (int i = 0; i < 500 && !served; ++i) {
+        Fd next = connect_to(port);
+        served = tunnel(next.get(), upstream.port) == "HTTP/1.1 200 Connection established\r\n\r\n";
+        if (!served) ::usleep(10'000);
+    }
+    CHECK(served);
+
+    const auto denials = proxy.finish();  // returns: the live tunnels were shut down
+    REQUIRE(denials.size() == 1);
+    CHECK(denials[0] == ProxyDenial{"127.0.0.1", kProxyPort, "sbx's proxy serves at most 2 connections at once",
+                                    "no flag suggested: open fewer connections at once"});
+}
+
+TEST_CASE("under --limit-procs the proxy's refusal names it") {
+    AllowlistProxy proxy(DomainRules{{"127.0.0.1"}, {}}, relay_cap(3));
+    const std::uint16_t port = hand_listener(proxy.helper_channel());
+    Upstream upstream;
+    Fd first = connect_to(port);
+    CHECK(tunnel(first.get(), upstream.port) == "HTTP/1.1 200 Connection established\r\n\r\n");
+    Fd second = connect_to(port);
+    CHECK(tunnel(second.get(), upstream.port).starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
+    const auto denials = proxy.finish();
+    REQUIRE(denials.size() == 1);
+    CHECK(denials[0].rule ==
+          "sbx's proxy serves at most 1 connection at once: two threads each, counted against --limit-procs 3");
+    CHECK(denials[0].fix ==
+          "no flag suggested: open fewer connections at once, or raise --limit-procs by two per connection");
+}
