@@ -291,7 +291,8 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         if (policy.mode == Mode::DangerFullAccess) policy.mode = Mode::ExternalSandbox;
         if (policy.network != Network::Restricted) {
             policy.network = Network::Limited;
-            bridge.emplace(std::move(ports));
+            // Its threads count against --limit-procs (util/relay_threads.h).
+            bridge.emplace(std::move(ports), relay_cap(policy.limits.processes));
             // Codex's meaning (observed with its 0.169 helper): allowUnixSockets
             // opens nothing at the helper, dangerouslyAllowAllUnixSockets every
             // pathname socket of the host, and binding to a path.

@@ -22,6 +22,7 @@
 #include "network.h"
 #include "util.h"
 #include "util/fd_pass.h"
+#include "util/relay_threads.h"
 #include "util/splice_pump.h"
 
 namespace sbx::helper {
@@ -171,14 +172,14 @@ std::vector<std::uint16_t> bridged_ports(const ManagedNetwork& network,
 
 struct ProxyBridge::State {
     std::vector<std::uint16_t> ports;
+    RelayCap cap;
     Fd ours, theirs;   // the socket pair: ours receives the listeners
     Fd stop, stopper;  // a pipe: its write end closed when the helper ends
     std::mutex mutex;
     std::set<int> open;  // the live connections' sockets, shut down at the end
     bool stopping = false;
 
-    // self: this state, held by every thread of the bridge.
-    void run(const std::shared_ptr<State>& self);
+    void run();
     void relay(Fd client, std::uint16_t port);
 };
 
@@ -216,7 +217,7 @@ void ProxyBridge::State::relay(Fd client, std::uint16_t port) {
     open.erase(upstream.get());
 }
 
-void ProxyBridge::State::run(const std::shared_ptr<State>& self) {
+void ProxyBridge::State::run() {
     // The listeners, one message each, in the order of ports.
     std::vector<Fd> listeners;
     while (listeners.size() < ports.size()) {
@@ -234,6 +235,10 @@ void ProxyBridge::State::run(const std::shared_ptr<State>& self) {
         listeners.push_back(std::move(listener));
     }
     ours.reset();
+    // Each connection's thread, at most cap.connections at once (two threads
+    // each while relaying), all joined before this returns: the live ones end
+    // once the destructor has shut their sockets down.
+    RelayThreads threads(cap.connections);
     std::vector<pollfd> fds(1 + listeners.size());
     for (;;) {
         fds[0] = {stop.get(), POLLIN, 0};
@@ -247,20 +252,16 @@ void ProxyBridge::State::run(const std::shared_ptr<State>& self) {
             if (!(fds[1 + i].revents & POLLIN)) continue;
             Fd client(::accept4(listeners[i].get(), nullptr, nullptr, SOCK_CLOEXEC));
             if (!client.valid()) continue;
-            try {
-                // Detached: each holds the state; the helper's end ends them.
-                std::thread([self, client = std::move(client), port = ports[i]]() mutable {
-                    self->relay(std::move(client), port);
-                }).detach();
-            } catch (const std::system_error&) {
-                // No thread: the connection closes.
-            }
+            // Over the cap (or no thread): the connection closes at once.
+            threads.start(
+                [this, client = std::move(client), port = ports[i]]() mutable { relay(std::move(client), port); });
         }
     }
 }
 
-ProxyBridge::ProxyBridge(std::vector<std::uint16_t> ports) : state_(std::make_shared<State>()) {
+ProxyBridge::ProxyBridge(std::vector<std::uint16_t> ports, RelayCap cap) : state_(std::make_shared<State>()) {
     state_->ports = std::move(ports);
+    state_->cap = cap;
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         fail_errno("network", "socketpair for the proxy bridge");
@@ -283,7 +284,7 @@ void ProxyBridge::start() {
     ::sigfillset(&all);
     ::pthread_sigmask(SIG_BLOCK, &all, &old);
     try {
-        thread_ = std::thread([state = state_] { state->run(state); });
+        thread_ = std::thread([state = state_] { state->run(); });
     } catch (const std::system_error& e) {
         ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
         fail("network", fmt::format("cannot start the proxy bridge's thread: {}", e.what()));

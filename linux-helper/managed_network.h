@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/relay_threads.h"
+
 namespace sbx::helper {
 
 // --managed-network's JSON, as Codex 0.169 sends it:
@@ -63,13 +65,15 @@ std::vector<std::uint16_t> bridged_ports(const ManagedNetwork& network,
 
 // The outer process's side: receives the listening sockets from pid 1 and
 // relays every connection accepted on them to the host's 127.0.0.1 on the
-// same port.  One thread accepts, each connection has two (splice_pump.h);
-// they block every signal.  Ends with the helper (the sandbox ends with it,
-// pid 1's watch).
+// same port.  One thread accepts, each connection has two (splice_pump.h),
+// at most cap.connections at once (util/relay_threads.h: 64, or half of the
+// policy's --limit-procs); one more is closed at once.  They block every
+// signal.  Ends with the helper (the sandbox ends with it, pid 1's watch):
+// the destructor shuts the live connections down and joins every thread.
 class ProxyBridge {
 public:
     // Makes the socket pair.  Throws Error.
-    explicit ProxyBridge(std::vector<std::uint16_t> ports);
+    explicit ProxyBridge(std::vector<std::uint16_t> ports, RelayCap cap = RelayCap{});
     ~ProxyBridge();
     ProxyBridge(const ProxyBridge&) = delete;
     ProxyBridge& operator=(const ProxyBridge&) = delete;

@@ -24,7 +24,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = ("proxied " + self.path + "\n").encode()  # a proxy sees the whole URL
         self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.close_connection = True
+        self.close_connection = not self.path.endswith("/hold")  # /hold: kept open, waiting for more
     log_message = lambda *a: None
 proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
 threading.Thread(target=proxy.serve_forever, daemon=True).start()
@@ -127,6 +127,99 @@ is "... the helper holds no socket listening on the host" "" "$(ss -ltnpH | grep
 wait "$running"
 is "... the run ends well" "0" "$?"
 is "after the runs: nothing of them listens on the host" "" "$(run_listeners)"
+
+# --- issue 29: the bridge's threads are bounded ----------------------------------
+# Each connection through the bridge is a thread of the helper on the host
+# (two while it relays), outside every limit of the sandbox.  The command
+# opens 200 connections to the proxy port one after the other, each asking
+# for /hold (answered, then kept open), and holds those the bridge relays;
+# meanwhile the tasks of the helper's process tree are counted from /proc,
+# against the count before the first connection.  The bridge relays 64 at
+# once, and under --limit-procs N half of N; one more is closed at once.
+# Once the command closes them, the bridge relays again.
+cat >"$ws/many.py" <<'PY'
+import os, socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+def signal(name, text=""):
+    open(name + ".tmp", "w").write(text)
+    os.rename(name + ".tmp", name)
+def wait_for(name):  # the test's go, bounded
+    end = time.monotonic() + 120
+    while not os.path.exists(name) and time.monotonic() < end:
+        time.sleep(0.01)
+def ask(path):  # the connection and its answer (what came before the end)
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET http://example.invalid/%s HTTP/1.0\r\n\r\n" % path)
+    got = b""
+    try:
+        while not got.endswith(path + b"\n"):
+            c = s.recv(4096)
+            if not c:
+                break
+            got += c
+    except OSError:
+        pass
+    return s, got
+signal("started")
+wait_for("open")
+held, refused = [], 0
+for i in range(n):
+    s, got = ask(b"hold")
+    if got.endswith(b"proxied http://example.invalid/hold\n"):
+        held.append(s)
+    else:
+        refused += 1
+        s.close()
+signal("held", "%d %d\n" % (len(held), refused))
+wait_for("go")
+for s in held:
+    s.close()
+# Relayed again once those have ended (retried: their threads end meanwhile).
+end = time.monotonic() + 30
+while True:
+    s, got = ask(b"after")
+    s.close()
+    if got.endswith(b"/after\n") or time.monotonic() > end:
+        print(got.decode().split("\r\n")[-1].strip())
+        break
+    time.sleep(0.01)
+PY
+# The tasks (threads) of PID and of all its descendants, from /proc.
+tree_tasks() {
+    local pids=$1 all=$1 next p n=0
+    while [ -n "${pids// /}" ]; do
+        next=
+        for p in $pids; do next="$next $(cat /proc/"$p"/task/*/children 2>/dev/null)"; done
+        pids=$next
+        all="$all $next"
+    done
+    for p in $all; do n=$((n + $(ls /proc/"$p"/task 2>/dev/null | wc -l))); done
+    echo "$n"
+}
+# many LABEL CAP POLICY-ARGS...: 200 connections through the bridge.
+many() {
+    local label=$1 cap=$2 before during
+    shift 2
+    rm -f "$ws/started" "$ws/open" "$ws/held" "$ws/go"
+    (cd "$ws" && exec "${proxy_env[@]}" "$helper" --sandbox-policy-cwd "$ws" --command-cwd "$ws" "$@" \
+        --managed-network "$managed" -- python3 many.py "$proxy" 200 >"$d/many.out" 2>"$d/many.err") &
+    local running=$!
+    eventually test -e "$ws/started"
+    before=$(tree_tasks $running)
+    : >"$ws/open"
+    eventually test -e "$ws/held"
+    during=$(tree_tasks $running)
+    : >"$ws/go"
+    wait $running
+    is "$label: the run ended well" "0 " "$? $(cat "$d/many.err")"
+    is "$label: $cap relayed at once, $((200 - cap)) closed at once" "$cap $((200 - cap))" "$(cat "$ws/held")"
+    ok "$label: the helper's process tree had $before tasks, $during with 200 connections: at most $((2 * cap)) more" \
+        test "$during" -le $((before + 2 * cap))
+    is "$label: afterwards the bridge relays again" "proxied http://example.invalid/after" "$(cat "$d/many.out")"
+}
+many "200 connections through the bridge" 64 --permission-profile "$profile"
+many "--limit-procs 8, 200 connections through the bridge" 4 \
+    --sandbox-policy '{"mode":"workspace-write","network":"limited","limits":{"processes":8}}'
 
 # --- refusals: 125, one line, nothing runs -------------------------------------
 # refused DESC EXPECTED-LINE ENV-AND-HELPER-ARGS...

@@ -1,5 +1,12 @@
-// --managed-network's JSON and the proxy variables it needs (pure); the
-// bridge itself is tested end to end in tests/integration/helper-managed-network.sh.
+// --managed-network's JSON and the proxy variables it needs (pure), and the
+// bridge's cap on its connections in one process; the bridge itself is tested
+// end to end in tests/integration/helper-managed-network.sh.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -8,6 +15,8 @@
 
 #include "error_of.h"
 #include "managed_network.h"
+#include "util/fd.h"
+#include "util/fd_pass.h"
 
 using namespace sbx::helper;
 using sbx::test::error_of;
@@ -109,3 +118,82 @@ TEST_CASE("managed network: the bridged ports and the three refusals") {
           "network: --managed-network: https_proxy names 127.0.0.1:5555, which is not one of loopbackPorts; point the "
           "proxy variables at Codex's proxy (a port listed in loopbackPorts)");
 }
+
+namespace {
+
+// A listener on the host's 127.0.0.1 (any port), and its port.
+sbx::Fd loopback_listener(std::uint16_t& port) {
+    sbx::Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(s.get(), 16) == 0);
+    socklen_t size = sizeof a;
+    REQUIRE(::getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
+    port = ntohs(a.sin_port);
+    return s;
+}
+
+sbx::Fd connect_to(std::uint16_t port) {
+    sbx::Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    return s;
+}
+
+// What one read gives within 10 s ("<eof>" when the peer closed; "<none>"
+// when nothing came).
+std::string read_some(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10'000) != 1) return "<none>";
+    char buffer[256];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "<eof>";
+}
+
+}  // namespace
+
+TEST_CASE("managed network: the bridge relays at most its cap of connections at once, closes one more at once") {
+    std::uint16_t proxy_port = 0, sandbox_port = 0;
+    sbx::Fd proxy = loopback_listener(proxy_port);         // Codex's proxy, on the host
+    sbx::Fd in_sandbox = loopback_listener(sandbox_port);  // what pid 1 would hand out
+    ProxyBridge bridge({proxy_port}, sbx::RelayCap{2, std::nullopt});
+    REQUIRE(sbx::send_fd(bridge.sandbox_channel(), in_sandbox.get()));
+    bridge.start();
+
+    sbx::Fd first = connect_to(sandbox_port), second = connect_to(sandbox_port);
+    sbx::Fd first_far(::accept4(proxy.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    sbx::Fd second_far(::accept4(proxy.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    REQUIRE((first_far.valid() && second_far.valid()));
+    REQUIRE(sbx::write_all(first.get(), "one"));
+    CHECK(read_some(first_far.get()) == "one");
+    REQUIRE(sbx::write_all(second_far.get(), "two"));
+    CHECK(read_some(second.get()) == "two");
+
+    sbx::Fd third = connect_to(sandbox_port);
+    CHECK(read_some(third.get()) == "<eof>");
+
+    // One relay ends (both ends close): a new connection is relayed once its
+    // threads have ended (polled, with a bound).
+    first.reset();
+    first_far.reset();
+    bool relayed = false;
+    for (int i = 0; i < 500 && !relayed; ++i) {
+        sbx::Fd next = connect_to(sandbox_port);
+        pollfd p[2] = {{next.get(), POLLIN, 0}, {proxy.get(), POLLIN, 0}};
+        REQUIRE(::poll(p, 2, 10'000) >= 1);
+        if (p[1].revents & POLLIN) {
+            sbx::Fd far(::accept4(proxy.get(), nullptr, nullptr, SOCK_CLOEXEC));
+            REQUIRE(sbx::write_all(next.get(), "next"));
+            relayed = read_some(far.get()) == "next";
+        } else {
+            CHECK(read_some(next.get()) == "<eof>");  // still over the cap: closed
+            ::usleep(10'000);
+        }
+    }
+    CHECK(relayed);
+}  // the bridge ends: the live relays are shut down, every thread joined
