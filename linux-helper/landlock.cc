@@ -97,6 +97,8 @@ void refuse_landlock_alone(const CanonicalPolicy& policy) {
                      fix);
 }
 
+bool landlock_scopes_signals() { return landlock_abi() >= 6; }
+
 void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer, bool socket_files) {
     const int abi = landlock_abi();
     const bool filesystem = policy.sandboxed_filesystem();
@@ -126,9 +128,13 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer, bool s
     RulesetAttr attr;
     if (filesystem) attr.handled_access_fs = fs_rights(abi) & ~unhandled;
     if (abi >= 4 && policy.network == Network::Restricted) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
+    // Signals: every sandbox, external-sandbox too, where no pid namespace
+    // would otherwise keep the command from killing sbx (and outliving its
+    // timeout) or any other process of the user; below ABI 6 the caller
+    // gives external-sandbox a pid namespace instead (main.cc).
     if (abi >= 6) {
-        if (filesystem) attr.scoped = kScopeAbstractUnix | kScopeSignal;
-        else if (policy.network != Network::Full) attr.scoped = kScopeAbstractUnix;
+        attr.scoped = kScopeSignal;
+        if (filesystem || policy.network != Network::Full) attr.scoped |= kScopeAbstractUnix;
     }
     if (!attr.handled_access_fs && !attr.handled_access_net && !attr.scoped) return;
 

@@ -16,8 +16,10 @@ namespace sbx::helper {
 // paths get no rule (the mount view covers them: Landlock cannot take away
 // below a readable directory).  Without the mount view
 // (with_mount_layer false) a policy with deny entries, read-only carve-outs
-// inside writable roots, or without "/" is refused.  ABI >= 6: abstract
-// UNIX sockets and signals scoped.  ABI >= 4 with network restricted: TCP bind
+// inside writable roots, or without "/" is refused.  ABI >= 6: signals
+// scoped in every mode (external-sandbox too: a ruleset that handles no
+// filesystem right, only the scope), abstract UNIX sockets too but under
+// external-sandbox with network full.  ABI >= 4 with network restricted: TCP bind
 // and connect handled with no rule (all denied).  with_mount_layer says
 // whether the read-only mount view is also in place; without it the ruleset
 // must cover truncation itself (ABI >= 3).  Throws Error when the kernel
@@ -27,6 +29,11 @@ namespace sbx::helper {
 // cannot be bound to a path there (bind fails with EACCES), as Codex's own
 // helper refuses such a bind.
 void apply_landlock(const CanonicalPolicy&, bool with_mount_layer, bool socket_files = true);
+
+// Whether apply_landlock scopes signals (Landlock ABI 6, Linux 6.12): below
+// it only a pid namespace keeps the command from signalling processes
+// outside the sandbox.
+bool landlock_scopes_signals();
 
 // Without a mount namespace Landlock alone guards the filesystem: it can
 // grant, never take away below a granted directory, nor make a path absent.

@@ -313,6 +313,11 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
 
     const bool filesystem = policy.sandboxed_filesystem();
     const bool limited = policy.network == Network::Limited;
+    // The command may signal nothing outside the sandbox: not sbx (SIGKILL
+    // would end its timeout), not the user's other processes.  Landlock
+    // scopes signals from ABI 6; below it external-sandbox gets the pid
+    // namespace the other modes have anyway.
+    const bool signals_by_pid_namespace = !filesystem && !landlock_scopes_signals();
     // The recorder needs pid 1 (its listener), which exists with the filesystem layers.
     const bool record = args.record_denials && filesystem;
     Watch watch = Watch::None;
@@ -321,7 +326,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     std::optional<Recorder> recorder;
     if (watch != Watch::None) command.recorder = &recorder.emplace(policy, status, watch == Watch::Everything);
     const std::optional<std::uint64_t> processes = policy.limits.processes;
-    if (filesystem || limited || processes) {
+    if (filesystem || limited || processes || signals_by_pid_namespace) {
         const uid_t uid = ::geteuid();
         const gid_t gid = ::getegid();
         // The process count: a pids cgroup for root, RLIMIT_NPROC in the
@@ -379,16 +384,30 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         if (limited)
             fail("namespaces", "user namespaces are unavailable, so network 'limited' has no network namespace",
                  std::string(fix_userns) + ", or use --network restricted");
-        if (!policy.allow_unprotected)
-            fail("namespaces",
-                 "user namespaces are unavailable, so protected paths and metadata changes (chmod, chown, "
-                 "utimes, xattrs) outside the writable roots cannot be enforced",
-                 std::string(fix_userns) + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
-        if (filesystem) refuse_landlock_alone(policy);  // before the note: one line
-        std::vector<std::string> missing{"protected paths", "hidden Codex sockets",
-                                         "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"};
-        if (record) missing.emplace_back("recorded denials (--record-denials needs the sandbox's pid 1)");
-        status.not_enforced("no user namespace: running with Landlock and seccomp alone", missing);
+        if (!filesystem) {  // external-sandbox below Landlock ABI 6
+            const std::string not_scoped =
+                "Landlock below ABI 6 cannot scope signals and user namespaces are unavailable for a pid namespace";
+            if (!policy.allow_unprotected)
+                fail("namespaces",
+                     not_scoped +
+                         ", so the command could signal sbx (kill it and outlive the timeout) and every "
+                         "process of this user",
+                     "use Linux 6.12 or later (Landlock ABI 6), " + std::string(fix_userns) +
+                         ", or pass --allow-unprotected to run without the signal scope");
+            status.not_enforced(not_scoped, {"signal scope (the command can signal processes outside the sandbox)"});
+        } else {
+            if (!policy.allow_unprotected)
+                fail("namespaces",
+                     "user namespaces are unavailable, so protected paths and metadata changes (chmod, chown, "
+                     "utimes, xattrs) outside the writable roots cannot be enforced",
+                     std::string(fix_userns) + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
+            refuse_landlock_alone(policy);  // before the note: one line
+            std::vector<std::string> missing{
+                "protected paths", "hidden Codex sockets",
+                "metadata changes outside the writable roots (chmod, chown, utimes, xattrs)"};
+            if (record) missing.emplace_back("recorded denials (--record-denials needs the sandbox's pid 1)");
+            status.not_enforced("no user namespace: running with Landlock and seccomp alone", missing);
+        }
     }
 
     // No pid 1 of our own: the layers go on this process, which becomes the command.

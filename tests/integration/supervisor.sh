@@ -115,6 +115,79 @@ is "sandboxed timeout: 124" 124 $rc
 ok "sandboxed timeout: sbx returned ${elapsed} ms after start (deadline 500 ms; the command alone takes 100 s)" \
     test "$elapsed" -ge 500 -a "$elapsed" -lt 20000
 
+# --- issue 29: external-sandbox's command cannot signal sbx ----------------------
+# Without namespaces (external-sandbox with -n restricted or full) the command
+# is sbx's own child, of the same user: SIGKILL to sbx would end its timeout
+# and leave the command's processes behind.  Landlock's signal scope (ABI 6,
+# Linux 6.12) refuses it (EPERM), so sbx reports as usual and its timeout
+# still kills everything; below ABI 6 the helper gives external-sandbox a pid
+# namespace instead, where sbx is not there to be signalled (ESRCH).  The
+# command is told sbx's pid in a file (sbx is exec'd by the shell that wrote
+# its own pid); under Landlock it is the command's parent too ($PPID).
+landlock_abi=$(python3 -c 'import ctypes; print(max(ctypes.CDLL(None).syscall(444, None, 0, 1), 0))')
+userns=yes
+[ "$(id -u)" = 0 ] || unshare -U true 2>/dev/null || userns=no
+no_landlock=(python3 "$here/progs/no-landlock.py")
+# as_sbx PIDFILE CMD...: CMD (which execs sbx) with its pid in PIDFILE.
+as_sbx() { sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$@"; }
+kill_sbx='import errno, os, signal, sys
+pid = int(open(sys.argv[1]).read())
+try:
+    os.kill(pid, signal.SIGKILL)
+    print("killed", end="")
+except OSError as e:
+    print(errno.errorcode[e.errno], end="")
+print(" parent" if os.getppid() == pid else "")'
+# A grandchild in a session of its own that ignores SIGTERM; then SIGKILL to
+# sbx; then a sleep for the timeout.  (The grandchild is found by its unique
+# command line: in a pid namespace its own pid is not the host's.)
+grandchild="sleep 100.$$"
+setsid_then_kill="setsid sh -c 'trap \"\" TERM; : > $d/gc; exec $grandchild' </dev/null >/dev/null 2>&1 &
+    while [ ! -e $d/gc ]; do sleep 0.01; done; kill -9 \$(cat $d/sbx.pid); exec sleep 100"
+# scoped LABEL EXPECTED [WRAPPER...]: the two checks under external-sandbox.
+scoped() {
+    local label=$1 expected=$2 rc net
+    shift 2
+    for net in restricted full; do
+        out=$(as_sbx "$d/sbx.pid" "$@" "$SBX" run -p external-sandbox -n $net -t 30s -- \
+            python3 -c "$kill_sbx" "$d/sbx.pid" 2>&1)
+        is "$label, -n $net: SIGKILL to sbx from the command fails; sbx reports the command's status" \
+            "$expected 0" "$out $?"
+    done
+    rm -f "$d/gc"
+    as_sbx "$d/sbx.pid" "$@" "$SBX" run -p external-sandbox -t 1s -- sh -c "$setsid_then_kill" >/dev/null 2>&1
+    rc=$?
+    is "$label, -t 1s: a command that tried to SIGKILL sbx times out as usual (124)" 124 $rc
+    ok "$label, -t 1s: its setsid grandchild that ignores SIGTERM did not outlive the timeout" \
+        test -e "$d/gc" -a -z "$(pgrep -f "^$grandchild\$")"
+}
+if [ "$landlock_abi" -ge 6 ]; then
+    scoped "external-sandbox (Landlock ABI $landlock_abi: its signal scope)" "EPERM parent"
+elif [ "$userns" = yes ]; then
+    scoped "external-sandbox (Landlock ABI $landlock_abi: a pid namespace)" "ESRCH"
+else
+    skip "external-sandbox: the signal scope" "Landlock ABI $landlock_abi (below 6) and no user namespaces: the helper refuses"
+fi
+# Below ABI 6, as on this kernel with Landlock hidden by a seccomp filter.
+if [ "$userns" = yes ]; then
+    scoped "external-sandbox without Landlock (a pid namespace)" "ESRCH" "${no_landlock[@]}"
+else
+    skip "external-sandbox without Landlock: a pid namespace" "no user namespaces for this user"
+fi
+# Below ABI 6 with no namespace either (both hidden by the filter): refused,
+# unless --allow-unprotected, which runs without the scope and says so.
+rm -f "$d/ran"
+out=$("${no_landlock[@]}" --no-userns "$SBX" run -p external-sandbox -- touch "$d/ran" 2>&1)
+is "external-sandbox without Landlock nor namespaces: refused (125), nothing ran" "125 no" \
+    "$? $([ -e "$d/ran" ] && echo yes || echo no)"
+ok "external-sandbox without Landlock nor namespaces: the line names the fixes" grep -q \
+    "^sbx: the sandbox could not be applied: namespaces: Landlock below ABI 6 cannot scope signals .*; use Linux 6.12 or later (Landlock ABI 6), .*, or pass --allow-unprotected to run without the signal scope\$" \
+    <<<"$out"
+out=$("${no_landlock[@]}" --no-userns "$SBX" run --json --allow-unprotected -p external-sandbox -- true)
+is "... with --allow-unprotected it runs, and the result says what is not enforced" \
+    '0 ["signal scope (the command can signal processes outside the sandbox)"]' \
+    "$(jq -c '.exit_code, .not_enforced' <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
+
 # --- a reader that stops reading does not hold off the deadline ----------------
 # sbx writes to its stdout pipe without blocking: the command is killed at its
 # deadline while the reader does not read, and what it showed still arrives
