@@ -550,17 +550,21 @@ bool seatbelt_runs_unsandboxed(const CanonicalPolicy& policy) {
 
 void check_seatbelt_roots(const CanonicalPolicy& policy, const Environment& env) {
     if (policy.mode != Mode::WorkspaceWrite) return;
-    for (const WritableRoot& w : policy.writable) {
-        if (w.path == "/dev/null" || !env.is_directory(w.path)) continue;
+    // At the top of each writable root, and in each directory above a nested one.
+    for (const ProtectedNameDirectory& dir : protected_name_directories(policy, env)) {
         for (const std::string& name : policy.protected_names) {
-            const std::string path = join_path(w.path, name);
+            const std::string path = join_path(dir.path, name);
             const std::optional<std::string> target = env.readlink(path);
             if (!target) continue;
             throw Error(fmt::format(
-                "{} is a symlink (to {}) in the writable root {}; on macOS sbx refuses a protected name that is "
+                "{} is a symlink (to {}) in {}; on macOS sbx refuses a protected name that is "
                 "a symlink, as Codex does (Seatbelt would protect whatever it names now, and an earlier run may "
                 "have planted it): replace the link with the real directory, or lift the name with --unprotect {}",
-                path, *target, w.path, name));
+                path, *target,
+                dir.outer.empty() ? "the writable root " + dir.path
+                                  : fmt::format("{}, on the way from the writable root {} down to {}", dir.path,
+                                                dir.outer, dir.inner),
+                name));
         }
     }
 }

@@ -57,7 +57,8 @@ std::vector<std::string> seatbelt_argv(const CanonicalPolicy&, const std::vector
 bool seatbelt_runs_unsandboxed(const CanonicalPolicy&);
 
 // Refuses (sbx::Error) a writable root whose protected name (.git, .codex,
-// ...) is a symlink, as Codex does: Seatbelt matches resolved paths, so the
+// ...) is a symlink, as Codex does, and so a directory above a nested root
+// (protected_name_directories): Seatbelt matches resolved paths, so the
 // rules would hold whatever the link names now, a link an earlier run may
 // have planted.  Only the macOS plan calls it; the Linux helper protects
 // the link and its target (protected_paths_of in src/policy/policy.cc).

@@ -569,6 +569,29 @@ FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
     return {best->access, best};
 }
 
+std::vector<ProtectedNameDirectory> protected_name_directories(const CanonicalPolicy& p, const Environment& env) {
+    std::vector<ProtectedNameDirectory> out;
+    auto listed = [&out](const std::string& dir) {
+        return std::any_of(out.begin(), out.end(), [&](const ProtectedNameDirectory& d) { return d.path == dir; });
+    };
+    std::vector<std::string> roots;  // the writable roots that are directories
+    for (const auto& w : p.writable)
+        if (env.is_directory(w.path) && std::find(roots.begin(), roots.end(), w.path) == roots.end())
+            roots.push_back(w.path);
+    for (const auto& r : roots) out.push_back({r, "", ""});
+    for (const auto& inner : roots) {
+        std::string outer;  // the outermost root that holds it
+        for (const auto& r : roots)
+            if (path_below(inner, r) && (outer.empty() || r.size() < outer.size())) outer = r;
+        if (outer.empty()) continue;
+        // Every directory between them that the command may write in (one a
+        // read-only or denied entry holds is held with its names already).
+        for (std::string dir = parent_path(inner); dir != outer; dir = parent_path(dir))
+            if (!listed(dir) && decide_path(p, dir).access == FsAccess::Write) out.push_back({dir, outer, inner});
+    }
+    return out;
+}
+
 namespace {
 
 // A path for an error line: bytes outside printable ASCII as \xHH.
@@ -763,28 +786,35 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
         if (std::none_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) { return w.path == e.path; }))
             p.writable.push_back({e.path, {}});
     }
-    // Their protected names, each a read entry unless an entry names exactly
-    // that path with write or deny.
+    // Their protected names, and those of every directory from the top of a
+    // writable root down to a root nested in it (the workspace in /tmp/a:
+    // /tmp/a/.git too), each a read entry unless an entry names exactly that
+    // path with write or deny.
     std::vector<ResolvedEntry> protections;
-    for (auto& w : p.writable) {
-        if (!env.is_directory(w.path)) continue;
-        for (const auto& path : protected_paths_of(w.path, p.protected_names, env)) {
+    for (const auto& dir : protected_name_directories(p, env)) {
+        // Between two roots: on the way down to which.
+        const std::string way = dir.outer.empty()
+                                    ? ""
+                                    : fmt::format(", on the way from the writable root {} down to the {} {}", dir.outer,
+                                                  dir.inner == p.workspace ? "workspace" : "writable root", dir.inner);
+        for (const auto& path : protected_paths_of(dir.path, p.protected_names, env)) {
             const bool lifted = std::any_of(p.resolved.begin(), p.resolved.end(), [&](const ResolvedEntry& e) {
                 return e.path == path && e.access != FsAccess::Read;
             });
             if (lifted) continue;
             const std::string name = base_name(path);
             const bool named =
-                parent_path(path) == w.path &&
+                parent_path(path) == dir.path &&
                 std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end();
-            ResolvedEntry r{path,
-                            "",
-                            FsAccess::Read,
-                            env.lexists(path),
-                            env.is_directory(path),
-                            named ? fmt::format("protected name {} in {}", name, w.path)
-                                  : fmt::format("protected: {} (what a protected name in {} leads to)", path, w.path),
-                            true};
+            ResolvedEntry r{
+                path,
+                "",
+                FsAccess::Read,
+                env.lexists(path),
+                env.is_directory(path),
+                named ? fmt::format("protected name {} in {}{}", name, dir.path, way)
+                      : fmt::format("protected: {} (what a protected name in {} leads to{})", path, dir.path, way),
+                true};
             protections.push_back(std::move(r));
         }
     }

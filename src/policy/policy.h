@@ -181,8 +181,9 @@ struct ResolvedEntry {
     // The rule as `sbx check` names it: "entry /home/u/.ssh deny (--deny)",
     // "protected name .git in /w".
     std::string rule;  // not part of the policy's identity
-    // A protected path (a protected name of a writable root, or what it
-    // leads to), not an entry of the policy's own.
+    // A protected path (a protected name of a writable root or of a
+    // directory above a nested one, or what it leads to), not an entry of
+    // the policy's own.
     bool protection = false;
     bool operator==(const ResolvedEntry& o) const {
         return path == o.path && given == o.given && access == o.access && exists == o.exists &&
@@ -211,7 +212,8 @@ struct CanonicalPolicy {
     // Every entry that decides its own path, resolved, in order: the entries
     // (globs expanded to what exists now), then sbx's own: /dev/null write,
     // /dev and /proc read (without a readable root), /tmp/codex-daemon-<euid>
-    // deny, and the protected paths of every writable root (read).
+    // deny, and the protected paths (read) of every writable root and of
+    // the directories between nested roots (protected_name_directories).
     std::vector<ResolvedEntry> resolved;
     std::vector<std::string> readable;  // read entries that decide their path ({"/"} for the presets)
     // The write entries that decide their path, each with the protected paths
@@ -235,6 +237,22 @@ struct FsDecision {
     const ResolvedEntry* entry = nullptr;
 };
 FsDecision decide_path(const CanonicalPolicy&, const std::string& path);
+
+// Where the protected names hold: the top of every writable root that is a
+// directory, and every directory from the top of a writable root down to a
+// writable root nested in it that the command may write in (the workspace
+// /tmp/a/b/ws: /tmp, /tmp/a, /tmp/a/b and the workspace), each once.
+// Stricter than Codex, which protects the tops only: there `git init ..`
+// from a workspace in /tmp made a repository above it, whose config ran
+// commands at the next `git status` on the host.
+struct ProtectedNameDirectory {
+    std::string path;
+    // Between two roots: the outermost root that holds it and the nested
+    // root it leads to; both "" for the top of a root.
+    std::string outer;
+    std::string inner;
+};
+std::vector<ProtectedNameDirectory> protected_name_directories(const CanonicalPolicy&, const Environment&);
 
 // The writable roots of `in` that do not exist yet but whose parent
 // directory does (absolute, ~ expanded, the parent's symlinks resolved), in

@@ -29,12 +29,17 @@ bool is_network(const Denial& d) {
 
 Fix refuse(std::string rule, std::string why) { return Fix{std::move(rule), {}, std::move(why)}; }
 
-// The protected name of the writable root that `path` (denied by a
-// protection) falls under, if the path is below it as that name.
-std::string protected_name_of(const CanonicalPolicy& p, const std::string& path) {
+// The protected name (of a writable root, or of a directory above a nested
+// root) that `path` (denied by a protection) falls under, if the path is
+// below it as that name.
+std::string protected_name_of(const CanonicalPolicy& p, const std::string& path, const Environment& env) {
+    const auto dirs = protected_name_directories(p, env);
+    auto holds_names = [&dirs](const std::string& dir) {
+        return std::any_of(dirs.begin(), dirs.end(), [&](const ProtectedNameDirectory& d) { return d.path == dir; });
+    };
     for (const auto& root : p.writable)
         for (const auto& prot : root.protected_paths)
-            if (path_within(path, prot) && parent_path(prot) == root.path) {
+            if (path_within(path, prot) && holds_names(parent_path(prot))) {
                 const std::string name = base_name(prot);
                 if (std::find(p.protected_names.begin(), p.protected_names.end(), name) != p.protected_names.end())
                     return name;
@@ -99,7 +104,7 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
                       fmt::format("the policy allows writes to {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
     if (d.entry && d.entry->protection) {
-        const std::string name = protected_name_of(p, v.subject);
+        const std::string name = protected_name_of(p, v.subject, env);
         if (name.empty()) return refuse(rule, "it is what a protected name leads to");
         return Fix{rule, {"--unprotect", name}, ""};
     }
