@@ -123,6 +123,18 @@ TEST_CASE("fix: a protected name is lifted with --unprotect, never -w") {
     CHECK(f.flags_text() == "--unprotect .sbx");
 }
 
+TEST_CASE("fix: a protected name above a nested workspace is lifted with --unprotect too") {
+    FakeFs fs = machine();
+    fs.dir("/tmp/a/ws");
+    Environment env = fs.env("/tmp/a/ws");
+    env.home = "/root";
+    const CanonicalPolicy p = policy(env);
+    const Fix f = fix_for(p, op("create", "/tmp/a/.git"), env);
+    CHECK(f.rule ==
+          "protected name .git in /tmp/a, on the way from the writable root /tmp down to the workspace /tmp/a/ws");
+    CHECK(f.flags_text() == "--unprotect .git");
+}
+
 TEST_CASE("fix: read-only gets -p workspace-write, with -w outside the workspace") {
     const FakeFs fs = machine();
     const Environment env = env_of(fs);

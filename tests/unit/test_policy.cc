@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "fake_fs.h"
 #include "policy/check.h"
 #include "policy/policy.h"
@@ -119,6 +121,137 @@ TEST_CASE("workspace-write: protected names at the top of every writable root, e
     CHECK(protected_of(p, "/tmp") ==
           std::vector<std::string>{"/tmp/.agents", "/tmp/.aws", "/tmp/.codex", "/tmp/.git", "/tmp/.sbx"});
     CHECK(protected_of(p, "/dev/null").empty());
+}
+
+namespace {
+
+// Every protected path of a policy, whichever writable root holds it.
+std::set<std::string> all_protected(const CanonicalPolicy& p) {
+    std::set<std::string> out;
+    for (const auto& w : p.writable) out.insert(w.protected_paths.begin(), w.protected_paths.end());
+    return out;
+}
+
+// The given names (the default ones) in each of dirs.
+std::set<std::string> names_in(const std::vector<std::string>& dirs,
+                               const std::vector<std::string>& names = default_protected_names()) {
+    std::set<std::string> out;
+    for (const auto& d : dirs)
+        for (const auto& n : names) out.insert(d + "/" + n);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("protected names above the workspace: every directory from a root's top down to a nested root") {
+    FakeFs fs = machine();
+    fs.dir("/tmp/ws").dir("/tmp/a/b/ws").dir("/tmp/x/y/r").dir("/work/repo/build/out");
+
+    SECTION("the workspace directly at a root's top, or a root of its own: the tops only, as before") {
+        CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), fs.env("/tmp/ws"));
+        CHECK(all_protected(p) == names_in({"/tmp", "/tmp/ws", "/dev/shm"}));
+        p = resolve(input(Mode::WorkspaceWrite), fs.env("/work/repo"));
+        CHECK(all_protected(p) == names_in({"/tmp", "/work/repo", "/dev/shm"}));
+    }
+
+    SECTION("nested two levels in /tmp: /tmp/a and /tmp/a/b hold the names too, held read-only by /tmp") {
+        const Environment env = fs.env("/tmp/a/b/ws");
+        const CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), env);
+        CHECK(all_protected(p) == names_in({"/tmp", "/tmp/a", "/tmp/a/b", "/tmp/a/b/ws", "/dev/shm"}));
+        const std::set<std::string> ws_names = names_in({"/tmp/a/b/ws"});
+        CHECK(protected_of(p, "/tmp/a/b/ws") == std::vector<std::string>(ws_names.begin(), ws_names.end()));
+        const auto& tmp = protected_of(p, "/tmp");
+        CHECK(std::find(tmp.begin(), tmp.end(), "/tmp/a/.git") != tmp.end());
+        CHECK(std::find(tmp.begin(), tmp.end(), "/tmp/a/b/.sbx") != tmp.end());
+        CHECK(is_protected(p, "/tmp/a/b/.codex"));  // missing: held all the same
+        // sbx check names the rule that decided, and the way down.
+        Verdict v = check_access(p, Access::Write, "/tmp/a/.git/config", env);
+        CHECK_FALSE(v.allowed);
+        CHECK(v.rule ==
+              "protected name .git in /tmp/a, on the way from the writable root /tmp down to the workspace "
+              "/tmp/a/b/ws");
+        CHECK_FALSE(check_access(p, Access::Write, "../.git", env).allowed);  // git init ..
+        CHECK_FALSE(check_access(p, Access::Write, "../../.aws/credentials", env).allowed);
+        // Only the names: the rest of the directories above stays writable.
+        CHECK(check_access(p, Access::Write, "/tmp/a/notes.txt", env).allowed);
+        CHECK(check_access(p, Access::Write, "/tmp/a/b/.gitignore", env).allowed);
+        // The canonical JSON carries them and reads back the same.
+        CHECK(parse_policy_text(to_json_text(p), "p.json", env) == p);
+    }
+
+    SECTION("a repository between the root and the workspace, and a .git file there") {
+        fs.dir("/tmp/a/.git/hooks").dir("/tmp/gitdirs/a-b");
+        fs.file("/tmp/a/b/.git", "gitdir: ../../gitdirs/a-b\n");
+        const Environment env = fs.env("/tmp/a/b/ws");
+        const CanonicalPolicy p = resolve(input(Mode::WorkspaceWrite), env);
+        CHECK(is_protected(p, "/tmp/a/.git"));
+        CHECK(is_protected(p, "/tmp/a/b/.git"));
+        CHECK(is_protected(p, "/tmp/gitdirs/a-b"));  // what the .git file of /tmp/a/b leads to
+        CHECK_FALSE(check_access(p, Access::Write, "/tmp/a/.git/hooks/post-checkout", env).allowed);
+        const Verdict v = check_access(p, Access::Write, "/tmp/gitdirs/a-b/config", env);
+        CHECK_FALSE(v.allowed);
+        CHECK(v.rule ==
+              "protected: /tmp/gitdirs/a-b (what a protected name in /tmp/a/b leads to, on the way from the "
+              "writable root /tmp down to the workspace /tmp/a/b/ws)");
+    }
+
+    SECTION("a -w root inside /tmp: the directories above it, from /tmp down") {
+        PolicyInput in = input(Mode::WorkspaceWrite);
+        in.writable_roots = {{"/tmp/x/y/r", "--writable-root"}};
+        const Environment env = fs.env("/work/repo");
+        CanonicalPolicy p = resolve(in, env);
+        CHECK(all_protected(p) == names_in({"/tmp", "/tmp/x", "/tmp/x/y", "/tmp/x/y/r", "/work/repo", "/dev/shm"}));
+        CHECK(check_access(p, Access::Write, "/tmp/x/y/.git/config", env).rule ==
+              "protected name .git in /tmp/x/y, on the way from the writable root /tmp down to the writable root "
+              "/tmp/x/y/r");
+        // A -w root inside the workspace: the directory between them too.
+        in.writable_roots = {{"/work/repo/build/out", "--writable-root"}};
+        p = resolve(in, env);
+        CHECK(all_protected(p) ==
+              names_in({"/tmp", "/work/repo", "/work/repo/build", "/work/repo/build/out", "/dev/shm"}));
+    }
+
+    SECTION("a workspace outside every writable root: its own top only") {
+        PolicyInput in = input(Mode::WorkspaceWrite);
+        in.exclude_slash_tmp = true;
+        const Environment env = fs.env("/tmp/a/b/ws");
+        const CanonicalPolicy p = resolve(in, env);
+        CHECK(all_protected(p) == names_in({"/tmp/a/b/ws"}));
+        CHECK(check_access(p, Access::Write, "/tmp/a/.git", env).rule == "not under a writable root");
+    }
+
+    SECTION("a directory on the way that an entry keeps read-only or denies: no names of its own") {
+        const Environment env = fs.env("/tmp/a/b/ws");
+        for (FsAccess access : {FsAccess::Read, FsAccess::Deny}) {
+            CAPTURE(to_string(access));
+            PolicyInput in = input(Mode::WorkspaceWrite);
+            in.extra_entries = {FsEntry{{FsTarget::Kind::Path, "/tmp/a"}, access, "--read-only"}};
+            const CanonicalPolicy p = resolve(in, env);
+            std::set<std::string> want = names_in({"/tmp", "/tmp/a/b/ws", "/dev/shm"});
+            if (access == FsAccess::Read) want.insert("/tmp/a");  // the carve-out, held by /tmp
+            CHECK(all_protected(p) == want);
+            CHECK_FALSE(check_access(p, Access::Write, "/tmp/a/b/.git/config", env).allowed);
+        }
+    }
+
+    SECTION("--unprotect and --protect hold at every level") {
+        PolicyInput in = input(Mode::WorkspaceWrite);
+        in.protect = {".env"};
+        in.unprotect = {".agents"};
+        const CanonicalPolicy p = resolve(in, fs.env("/tmp/a/b/ws"));
+        CHECK(all_protected(p) == names_in({"/tmp", "/tmp/a", "/tmp/a/b", "/tmp/a/b/ws", "/dev/shm"},
+                                           {".git", ".sbx", ".codex", ".aws", ".env"}));
+    }
+
+    SECTION("an entry that names a protected path with write lifts it at that level only") {
+        PolicyInput in = input(Mode::WorkspaceWrite);
+        in.extra_entries = {FsEntry{{FsTarget::Kind::Path, "/tmp/a/.codex"}, FsAccess::Write, "--writable-root"}};
+        fs.dir("/tmp/a/.codex");
+        const Environment env = fs.env("/tmp/a/b/ws");
+        const CanonicalPolicy p = resolve(in, env);
+        CHECK(check_access(p, Access::Write, "/tmp/a/.codex/config.toml", env).allowed);
+        CHECK_FALSE(check_access(p, Access::Write, "/tmp/a/b/.codex/config.toml", env).allowed);
+    }
 }
 
 TEST_CASE("a path that is not UTF-8 is refused, whatever names it (the policy travels as JSON)") {

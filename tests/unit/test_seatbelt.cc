@@ -992,6 +992,39 @@ TEST_CASE("seatbelt: a policy resolved on a Mac-shaped filesystem") {
     CHECK_FALSE(e.allowed(to_remote("network-outbound", "192.168.1.1")));
 }
 
+TEST_CASE("seatbelt: the protected names above a workspace nested in /tmp (issue 29)") {
+    // The workspace two levels down in /private/tmp: /private/tmp/a and
+    // /private/tmp/a/b hold the protected names, as the tops do, whether
+    // they exist or not; the rest of those directories stays writable.
+    sbx::test::FakeFs fs;
+    fs.dir("/private/tmp/a/b/ws").dir("/private/tmp/a/.git/hooks").dir("/dev").dir("/Users/dev/elsewhere");
+    fs.file("/dev/null");
+    fs.link("/tmp", "private/tmp");
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    const Environment env = fs.env("/private/tmp/a/b/ws");
+    const CanonicalPolicy p = resolve(in, env);
+    const Evaluator e(seatbelt_profile(p), seatbelt_parameters(p));
+    CHECK(e.write("/private/tmp/a/b/ws/src.c"));
+    CHECK(e.write("/private/tmp/a/notes"));
+    CHECK(e.write("/private/tmp/a/b/.gitignore"));
+    for (const char* path :
+         {"/private/tmp/a/b/.git", "/private/tmp/a/b/.git/config", "/private/tmp/a/.git/config",
+          "/private/tmp/a/.git/hooks/post-checkout", "/private/tmp/a/.sbx", "/private/tmp/a/b/.codex",
+          "/private/tmp/a/b/.agents/x", "/private/tmp/a/.aws", "/private/tmp/a/b/ws/.git"}) {
+        CAPTURE(path);
+        CHECK_FALSE(e.write(path));
+    }
+    CHECK_NOTHROW(check_seatbelt_roots(p, env));
+    // A protected name that is a symlink there is refused, as at the top.
+    fs.link("/private/tmp/a/.codex", "/Users/dev/elsewhere");
+    CHECK_THROWS_WITH(check_seatbelt_roots(resolve(in, env), env),
+                      Catch::StartsWith("/private/tmp/a/.codex is a symlink (to /Users/dev/elsewhere) in "
+                                        "/private/tmp/a, on the way from the writable root /private/tmp down to "
+                                        "/private/tmp/a/b/ws;") &&
+                          Catch::Contains("--unprotect .codex"));
+}
+
 TEST_CASE("seatbelt: no rename moves a protected path out of its rule") {
     // A workspace deep inside another writable root: renaming any directory on
     // the way from the outer root to the workspace's .git would move it.
