@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The escapes of an outside attack run (issue 13), each checked by its effect
 # on the host: IPC objects, files' modes and times, protected names, process
-# counts.  Each of these attacks got through the binaries before the fix.
+# counts; and the protected names above a nested workspace (issue 29).  Each
+# of these attacks got through the binaries before the fix.
 # Runs as root and again as uid 65534 (unprivileged.sh).  The seccomp attacks
 # (setuid bits, terminal ioctls) are in enforcement-syscalls.sh, the stopped
 # timeout in supervisor.sh.
@@ -200,5 +201,69 @@ is "limits under danger-full-access are refused (125)" "125" "$?"
 is "... naming external-sandbox" "1" "$(grep -c 'external-sandbox' "$d/err")"
 is "limit-open-files holds: the command cannot raise it" "fail 64" \
     "$("$SBX" run --limit-open-files 64 -- sh -c 'ulimit -n 1024 2>/dev/null && echo raised || echo fail; ulimit -n' | tr '\n' ' ' | sed 's/ $//')"
+
+# --- 7. Protected names above the workspace (issue 29) -----------------------
+# A workspace nested in a writable root: every directory from the root's top
+# down to the workspace holds the protected names, as the top does.  Without
+# that, `git init ..` in the sandbox made a repository above the workspace
+# whose core.fsmonitor ran on the host at the next `git status` there.  Once
+# with /tmp as the outer root (as the issue reports it), once with a -w root;
+# a repository that exists in between (a/.git) stays unchanged.
+if command -v git >/dev/null; then
+    above=$(mktemp -d /tmp/sbx-test-above.XXXXXX)
+    chmod 755 "$above"
+    trap '_cleanup_scratch; rm -rf "$above"' EXIT
+    pwned=$d/pwned
+    for outer in "$above" "$d/outer"; do
+        case $outer in
+            /tmp/*) how=/tmp; extra=(); root=/tmp ;;
+            *) how=-w; extra=(-w "$outer"); root=$outer ;;
+        esac
+        ws3=$outer/a/b/ws
+        mkdir -p "$ws3"
+        rm -f "$pwned"
+        git init -q "$outer/a"
+        config_before=$(sha1sum < "$outer/a/.git/config")
+        in_ws3() { "$SBX" run -p workspace-write "${extra[@]}" -C "$ws3" -- sh -c "$1" >/dev/null 2>&1; }
+        is "above ($how): sbx check denies a write to ../.git/config, naming the rule" \
+            "denied   write    $outer/a/b/.git/config  (protected name .git in $outer/a/b, on the way from the writable root $root down to the workspace $ws3; allow with --unprotect .git)" \
+            "$(cd "$ws3" && "$SBX" check -p workspace-write "${extra[@]}" --write ../.git/config)"
+        not_ok "above ($how): git init .. and core.fsmonitor there are refused" \
+            in_ws3 "git init -q .. && git -C .. config core.fsmonitor 'touch $pwned'"
+        not_ok "above ($how): mkdir ../.git is refused" in_ws3 "mkdir ../.git"
+        not_ok "above ($how): touch ../.sbx is refused" in_ws3 "touch ../.sbx"
+        not_ok "above ($how): mkdir -p ../.codex/x is refused" in_ws3 "mkdir -p ../.codex/x"
+        not_ok "above ($how): a symlink ../.agents is refused" in_ws3 "ln -s '$d' ../.agents"
+        not_ok "above ($how): a file ../.aws is refused" in_ws3 "echo x > ../.aws"
+        not_ok "above ($how): core.fsmonitor in the repository above (../../.git) is refused" \
+            in_ws3 "git -C ../.. config core.fsmonitor 'touch $pwned'"
+        not_ok "above ($how): a hook in ../../.git is refused" \
+            in_ws3 "echo 'touch $pwned' > ../../.git/hooks/post-checkout"
+        not_ok "above ($how): renaming ../../.git away is refused" in_ws3 "mv ../../.git ../../git-old"
+        if [ "$how" = /tmp ]; then
+            not_ok "above ($how): git init at the top of the nesting (../../..) is refused" \
+                in_ws3 "git init -q ../../.."
+            is "above ($how): nothing was created in ../../.." "" "$(protected_names_in "$outer")"
+        fi
+        ok "above ($how): the workspace and the rest of ../.. stay writable" \
+            in_ws3 "echo x > new-file && echo y > ../../beside-git && rm ../../beside-git"
+        is "above ($how): nothing was created in ../" "" "$(protected_names_in "$outer/a/b")"
+        is "above ($how): ../.. holds only its .git" ".git" "$(protected_names_in "$outer/a" | xargs)"
+        is "above ($how): ../../.git/config is unchanged" "$config_before" \
+            "$(cat "$outer/a/.git/config" 2>/dev/null | sha1sum)"
+        is "above ($how): no hook was made" "<missing>" \
+            "$(cat "$outer/a/.git/hooks/post-checkout" 2>/dev/null || echo '<missing>')"
+        (cd "$ws3" && git status >/dev/null 2>&1)
+        is "above ($how): a git status on the host afterwards runs nothing planted" "<missing>" \
+            "$(cat "$pwned" 2>/dev/null || echo '<missing>')"
+    done
+    # A -w root inside /tmp: the directories above it hold the names too.
+    mkdir -p "$above/w/r"
+    not_ok "above (-w inside /tmp): git init in the directory above the root is refused" \
+        "$SBX" run -p workspace-write -w "$above/w/r" -C "$ws" -- git init -q "$above/w"
+    is "above (-w inside /tmp): nothing was created there" "" "$(protected_names_in "$above/w")"
+else
+    skip "protected names above the workspace (issue 29)" "no git"
+fi
 
 done_testing
