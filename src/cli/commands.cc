@@ -77,13 +77,31 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string
                             "make it first",
                             dir, parent, std::strerror(errno)));
     }
-    return {resolve(input, with_directories(env, missing)), missing};
+    CanonicalPolicy policy = resolve(input, with_directories(env, missing));
+    // sbx's state directory inside a writable root is held read-only; a
+    // missing one is made by sbx run, so that it alone is held (not the
+    // first missing directory above it, ~/.local, say).
+    std::vector<std::string> state_dirs;
+    if (const auto state = held_state_directory(policy, env);
+        state && !state->missing.empty() && ::access(parent_path(state->missing.front()).c_str(), W_OK) == 0) {
+        state_dirs = state->missing;
+        auto all = missing;
+        all.insert(all.end(), state_dirs.begin(), state_dirs.end());
+        policy = resolve(input, with_directories(env, all));
+    }
+    return {std::move(policy), missing, state_dirs};
 }
 
-void make_missing_roots(const std::vector<std::string>& roots) {
-    for (const auto& dir : roots)
+void make_missing_roots(const ResolvedPolicyArgs& resolved) {
+    for (const auto& dir : resolved.missing_roots)
         if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
             throw Error(fmt::format("writable root {}: cannot make it: {}", dir, std::strerror(errno)));
+    for (const auto& dir : resolved.missing_state)
+        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+            throw Error(
+                fmt::format("sbx's state directory {}: cannot make it: {}; set XDG_STATE_HOME to a "
+                            "directory this user may write",
+                            dir, std::strerror(errno)));
 }
 
 std::string find_linux_helper() {

@@ -67,11 +67,16 @@ struct DoctorArgs {
 struct ResolvedPolicyArgs {
     CanonicalPolicy policy;
     std::vector<std::string> missing_roots;  // writable roots sbx run makes before the command starts
+    // sbx's state directory (and its missing parents), when a writable root
+    // holds it and it does not exist yet: made (0700) so that it alone is
+    // held read-only (policy.h, held_state_directory).
+    std::vector<std::string> missing_state{};
 };
 ResolvedPolicyArgs resolve_policy_args(const PolicyArgs&, const std::string& workspace_cwd);
 
-// Makes the missing writable roots (mode 0777 less the umask).  Throws Error.
-void make_missing_roots(const std::vector<std::string>& roots);
+// Makes the missing writable roots (mode 0777 less the umask) and the
+// missing state directories (0700).  Throws Error.
+void make_missing_roots(const ResolvedPolicyArgs&);
 
 // Where sbx finds the helper: $SBX_LINUX_SANDBOX_EXE, then libexecdir, then
 // beside its own executable; never the workspace or PATH.  Throws Error when

@@ -317,7 +317,7 @@ int run_command(const RunArgs& args) {
     // that name: refused, as a policy the sandbox cannot enforce.
     refuse_linked_files(runner.policy());
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
-    make_missing_roots(resolved.missing_roots);
+    make_missing_roots(resolved);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),
                                             settings.rules.empty() ? "" : program_path(args.command)};
 

@@ -628,6 +628,43 @@ void check_utf8_paths(const CanonicalPolicy& p) {
     for (const std::string& d : p.denied) check(d, "denied path");
 }
 
+// env.sbx_state with the symlinks of its existing part resolved, and its
+// missing directories, outermost first.
+std::optional<HeldStateDirectory> state_directory_of(const Environment& env) {
+    if (env.sbx_state.empty() || !is_absolute(env.sbx_state)) return std::nullopt;
+    std::vector<std::string> names;
+    std::string existing = join_path("/", env.sbx_state);
+    std::optional<std::string> real;
+    while (!(real = env.realpath(existing))) {
+        if (existing == "/") return std::nullopt;
+        names.push_back(base_name(existing));
+        existing = parent_path(existing);
+    }
+    HeldStateDirectory out{*real, {}};
+    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+        out.path = child_path(out.path, *it);
+        if (out.missing.empty())
+            if (auto made = env.realpath(out.path)) {  // below a symlinked parent (with_directories)
+                out.path = *made;
+                continue;
+            }
+        out.missing.push_back(out.path);
+    }
+    return out;
+}
+
+// Some writable root of p contains path.
+bool writable_within(const CanonicalPolicy& p, const std::string& path) {
+    return std::any_of(p.writable.begin(), p.writable.end(),
+                       [&](const WritableRoot& w) { return path_within(path, w.path); });
+}
+
+// An entry names exactly path with write or deny (the user's word).
+bool lifted_path(const CanonicalPolicy& p, const std::string& path) {
+    return std::any_of(p.resolved.begin(), p.resolved.end(),
+                       [&](const ResolvedEntry& e) { return e.path == path && e.access != FsAccess::Read; });
+}
+
 CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env);
 
 }  // namespace
@@ -818,6 +855,15 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
             protections.push_back(std::move(r));
         }
     }
+    // sbx's own state: its session approvals stay read-only wherever a
+    // writable root holds them (a workspace at $HOME), so that no command
+    // writes approvals for a later run to read.  Held where it exists: sbx
+    // run makes a missing one first (commands.cc), where this user may, so
+    // that it is held itself and not a missing ~/.local in its place.
+    if (const auto state = state_directory_of(env);
+        state && state->missing.empty() && writable_within(p, state->path) && !lifted_path(p, state->path))
+        protections.push_back({state->path, "", FsAccess::Read, state->missing.empty(), state->missing.empty(),
+                               std::string(kStateDirectoryRule), true});
     for (auto& r : protections)
         if (std::none_of(p.resolved.begin(), p.resolved.end(),
                          [&](const ResolvedEntry& e) { return e.path == r.path && e.access == r.access; }))
@@ -988,6 +1034,13 @@ std::string expand_home(const std::string& path, const Environment& env, const s
     return path == "~" ? *env.home : join_path(*env.home, path.substr(2));
 }
 
+std::optional<HeldStateDirectory> held_state_directory(const CanonicalPolicy& p, const Environment& env) {
+    auto state = state_directory_of(env);
+    if (!state || !p.sandboxed_filesystem() || !writable_within(p, state->path) || lifted_path(p, state->path))
+        return std::nullopt;
+    return state;
+}
+
 Environment system_environment() {
     Environment env;
     std::array<char, PATH_MAX> buf{};
@@ -996,6 +1049,7 @@ Environment system_environment() {
     env.cwd = buf.data();
     if (const char* t = std::getenv("TMPDIR"); t && *t) env.tmpdir = t;
     if (const char* h = std::getenv("HOME"); h && h[0] == '/') env.home = join_path("/", h);
+    env.sbx_state = sbx_state_directory(std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
     env.realpath = [](const std::string& p) -> std::optional<std::string> {
         std::array<char, PATH_MAX> out{};
         if (!::realpath(p.c_str(), out.data())) return std::nullopt;

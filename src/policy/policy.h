@@ -147,6 +147,11 @@ struct Environment {
     std::function<std::vector<std::string>(const std::string&)> list_directory;
     unsigned euid = 0;                // for /tmp/codex-daemon-<euid>
     std::optional<std::string> home;  // $HOME, if set and absolute: what ~ in a policy file means
+    // sbx's own state directory, absolute (util/path.h sbx_state_directory:
+    // its session approvals), or "": held read-only wherever a writable root
+    // contains it, so that no sandboxed command writes an approval that a
+    // later run would read.
+    std::string sbx_state{};
 };
 
 // The directory a `.git` file names on its first "gitdir:" line, trimmed
@@ -253,6 +258,20 @@ struct ProtectedNameDirectory {
     std::string inner;
 };
 std::vector<ProtectedNameDirectory> protected_name_directories(const CanonicalPolicy&, const Environment&);
+
+// env.sbx_state where a writable root of the policy contains it (and no
+// entry names it with write): its real path (the symlinks of its existing
+// part resolved) and the directories of that path that do not exist yet,
+// outermost first; nullopt without a filesystem sandbox.  resolve() holds
+// it read-only where it exists; sbx run makes the missing ones first (mode
+// 0700) where this user may (where it may not, neither may the command), so
+// that the state directory itself is held, never a missing ~/.local above it.
+inline constexpr std::string_view kStateDirectoryRule = "sbx: its state directory stays read-only (session approvals)";
+struct HeldStateDirectory {
+    std::string path;
+    std::vector<std::string> missing;
+};
+std::optional<HeldStateDirectory> held_state_directory(const CanonicalPolicy&, const Environment&);
 
 // The writable roots of `in` that do not exist yet but whose parent
 // directory does (absolute, ~ expanded, the parent's symlinks resolved), in

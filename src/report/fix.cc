@@ -105,6 +105,8 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
     const FsDecision d = decide_path(p, v.subject);
     if (d.entry && d.entry->protection) {
         const std::string name = protected_name_of(p, v.subject, env);
+        if (d.entry->rule == kStateDirectoryRule)
+            return refuse(rule, "sbx keeps its session approvals there, which no sandboxed command may write");
         if (name.empty()) return refuse(rule, "it is what a protected name leads to");
         return Fix{rule, {"--unprotect", name}, ""};
     }

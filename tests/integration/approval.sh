@@ -482,6 +482,28 @@ is "session store in a writable root: the line, byte for byte" \
     "sbx: --session: the session store $w29/state/sbx/sessions lies in $w29, which the sandboxed command may write, so it could approve itself; set XDG_STATE_HOME to a directory outside every writable root" \
     "$(cat "$state/w29-session.err")"
 
+#    Nor can any sandboxed command write sbx's state directory: with the
+#    workspace at $HOME it tries to forge an approval (computed with sbx
+#    policy) for a later run in a project below, which must then be asked.
+fh=$ws/fakehome
+mkdir -p "$fh/proj"
+fpolicy=$(cd "$fh/proj" && HOME="$fh" env -u XDG_STATE_HOME "$SBX" policy --json -p workspace-write)
+forged=$(jq -cn --arg cwd "$(cd "$fh/proj" && pwd -P)" --arg out "$outside/pwned-forged" --argjson policy "$fpolicy" \
+    '{version: 1, approvals: [{command: ["sh", "-c", "touch \"$1\"", "sh", $out], cwd: $cwd, policy: $policy, unsandboxed: true}]}')
+(cd "$fh" && HOME="$fh" env -u XDG_STATE_HOME "$SBX" run -p workspace-write -- \
+    sh -c 'mkdir -p .local/state/sbx/sessions && printf "%s" "$1" >.local/state/sbx/sessions/forged.json' sh "$forged" \
+    2>/dev/null)
+not_ok "workspace at \$HOME: the command cannot write sbx's state directory" \
+    test -e "$fh/.local/state/sbx/sessions/forged.json"
+ok "... which sbx made, so that it alone is held (0700)" test "$(stat -c %a "$fh/.local/state/sbx")" = 700
+forge_no=$(approver forge-no denied)
+rm -f "$outside/pwned-forged"
+(cd "$fh/proj" && HOME="$fh" env -u XDG_STATE_HOME "$SBX" run -p workspace-write -a on-failure --session forged \
+    --approver "$forge_no" -- sh -c 'touch "$1"' sh "$outside/pwned-forged" 2>/dev/null)
+is "a later run's retry: the failure stands" 1 $?
+not_ok "... nothing ran without the sandbox" test -e "$outside/pwned-forged"
+is "... and its retry was asked" 1 "$(asked forge-no)"
+
 # 3. An allow rule skips the prompt for the sandboxed attempt only: the retry
 #    without the sandbox is asked (here denied), never run on the rule's word.
 printf '{"rules": [{"pattern": ["sh"], "decision": "allow"}]}' >"$ws/allow-sh.json"

@@ -621,3 +621,55 @@ TEST_CASE("missing writable roots: the last component, where the parent exists; 
     CHECK(decide_path(p, "/home/u/.cache/pip/x").access == FsAccess::Write);
     CHECK(decide_path(p, "/work/rel/x").access == FsAccess::Write);
 }
+
+TEST_CASE("issue 29: sbx's state directory is held read-only wherever a writable root contains it") {
+    test::FakeFs fs;
+    fs.dir("/home/u/proj").dir("/home/u/.local").dir("/tmp").dir("/dev/shm").file("/dev/null").link("/h", "/home/u");
+    PolicyInput in{};
+    in.mode = Mode::WorkspaceWrite;
+    // The workspace is $HOME: the state directory (missing, below a missing
+    // ~/.local/state) is held, and made by sbx run, the parents first.
+    Environment env = fs.env("/home/u");
+    env.sbx_state = "/h/.local/state/sbx";
+    const CanonicalPolicy at_home = resolve(in, env);
+    const auto held = held_state_directory(at_home, env);
+    REQUIRE(held);
+    CHECK(held->path == "/home/u/.local/state/sbx");
+    CHECK(held->missing == std::vector<std::string>{"/home/u/.local/state", "/home/u/.local/state/sbx"});
+    // Not held while missing (a placeholder would hold a missing ~/.local/state
+    // in its place); resolved as if made, it alone is held.
+    CHECK(decide_path(at_home, "/home/u/.local/state").access == FsAccess::Write);
+    const CanonicalPolicy made = resolve(in, with_directories(env, held->missing));
+    const auto d = decide_path(made, "/home/u/.local/state/sbx/sessions/s.json");
+    CHECK(d.access == FsAccess::Read);
+    REQUIRE(d.entry);
+    CHECK(d.entry->rule == kStateDirectoryRule);
+    CHECK(decide_path(made, "/home/u/.local/state").access == FsAccess::Write);
+    CHECK(decide_path(made, "/home/u/.local/state/other").access == FsAccess::Write);
+    // Nor while only the state directory itself is missing (sbx run makes it).
+    fs.dir("/home/u/.local/state");
+    const CanonicalPolicy parent_only = resolve(in, env);
+    CHECK(decide_path(parent_only, "/home/u/.local/state/sbx").access == FsAccess::Write);
+    // Without a filesystem sandbox there is nothing to hold.
+    in.mode = Mode::DangerFullAccess;
+    CHECK_FALSE(held_state_directory(resolve(in, env), env));
+    in.mode = Mode::WorkspaceWrite;
+    // A workspace that does not contain it: nothing held.
+    Environment proj_env = fs.env("/home/u/proj");
+    proj_env.sbx_state = "/home/u/.local/state/sbx";
+    CHECK_FALSE(held_state_directory(resolve(in, proj_env), proj_env));
+    // Read-only mode: nothing writable, nothing to hold; an explicit -w on it
+    // is the user's word.
+    in.mode = Mode::ReadOnly;
+    CHECK_FALSE(held_state_directory(resolve(in, env), env));
+    in.mode = Mode::WorkspaceWrite;
+    fs.dir("/home/u/.local/state/sbx");
+    Environment exists = fs.env("/home/u");
+    exists.sbx_state = "/home/u/.local/state/sbx";
+    in.writable_roots = {{"/home/u/.local/state/sbx", "-w"}};
+    CHECK_FALSE(held_state_directory(resolve(in, exists), exists));
+    in.writable_roots.clear();
+    const auto existing = held_state_directory(resolve(in, exists), exists);
+    REQUIRE(existing);
+    CHECK(existing->missing.empty());
+}
