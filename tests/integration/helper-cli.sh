@@ -2,7 +2,8 @@
 # The helper's command line (SPEC section 6), as Codex calls it: both forms,
 # both policy JSON forms, exit statuses, signals and the process structure.
 . "$(dirname "$0")/lib.sh"
-HELPER=${SBX_LINUX_SANDBOX_EXE:?the helper under test}
+require_helper
+HELPER=$helper
 
 ws=$(scratch)
 out=$(scratch)

@@ -4,7 +4,8 @@
 # command; and what sbx makes of them: a command that cannot be executed is
 # told in sbx's words, naming the file's mode or the sandbox's entry.
 . "$(dirname "$0")/lib.sh"
-HELPER=${SBX_LINUX_SANDBOX_EXE:?the helper under test}
+require_helper
+HELPER=$helper
 ws=$(scratch)
 cd "$ws" || exit 1
 RO='{"mode":"read-only"}'

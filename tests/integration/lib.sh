@@ -21,6 +21,8 @@
 #   is_placeholder PATH    PATH is a placeholder as the helper makes them on
 #                          the host: an empty directory of mode 0000
 #   done_testing           prints the plan; exits non-zero if anything failed
+# and the probes of the machine below (has_...), for the tests that depend on
+# the kernel or the machine.
 set -u
 _tap_n=0
 _tap_failed=0
@@ -133,13 +135,15 @@ done_testing() {
     [ "$_tap_failed" -eq 0 ]
 }
 
-# Sets $helper to the helper under test, or bails out when there is none.
+# Sets $helper to the helper under test, or bails out when there is none;
+# then require_user_namespaces (below).
 require_helper() {
     helper=${SBX_LINUX_SANDBOX_EXE:-}
     if [ -z "$helper" ] || [ ! -x "$helper" ]; then
         echo "Bail out! SBX_LINUX_SANDBOX_EXE is not an executable helper"
         exit 1
     fi
+    require_user_namespaces
 }
 
 # Run a command as the unprivileged user 65534 (used by unprivileged.sh).
@@ -151,4 +155,156 @@ as_nobody() {
         ${SBX_SANITIZER:+"SBX_SANITIZER=$SBX_SANITIZER"} ${ASAN_OPTIONS:+"ASAN_OPTIONS=$ASAN_OPTIONS"} \
         ${UBSAN_OPTIONS:+"UBSAN_OPTIONS=$UBSAN_OPTIONS"} ${SBX_TEST_PATIENCE:+"SBX_TEST_PATIENCE=$SBX_TEST_PATIENCE"} \
         TMPDIR=/tmp "$@"
+}
+
+# --- What this kernel and machine offer ---------------------------------------
+# A check that depends on the kernel or the machine first asks one of these
+# probes, then runs where the feature is there (and fails if sbx breaks it),
+# and says SKIP with the probe's reason where it is not:
+#     if why=$(has_landlock_abi 6 "signal scoping"); then ...; else skip DESC "$why"; fi
+# Each probe looks at the machine itself, never through sbx or its helper (a
+# probe through sbx would turn a regression into a SKIP).  It succeeds
+# silently, or prints why not and fails.  What sbx itself requires (Landlock,
+# seccomp with user notification, pidfds: `sbx doctor` says) is not probed:
+# without it every sandbox fails, and so do the tests.
+
+# The kernel's Landlock ABI (0: none): landlock_create_ruleset(NULL, 0,
+# LANDLOCK_CREATE_RULESET_VERSION), syscall 444 on every architecture.
+landlock_abi() {
+    /usr/bin/python3 -c 'import ctypes; print(max(ctypes.CDLL(None).syscall(444, None, 0, 1), 0))'
+}
+
+has_landlock_abi() {  # N WHAT: the kernel offers Landlock ABI N or later (for WHAT)
+    local abi
+    abi=$(landlock_abi)
+    [ "${abi:-0}" -ge "$1" ] && return 0
+    echo "the kernel's Landlock ABI is ${abi:-unknown}; $2 needs ABI $1"
+    return 1
+}
+
+has_ipv6_loopback() {  # the host's ::1 can be bound
+    local err
+    err=$(/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>&1) && return 0
+    echo "the host has no IPv6 loopback (binding ::1: ${err##*$'\n'})"
+    return 1
+}
+
+# A new network namespace, as the sandbox's own under -n limited, has ::1
+# once its loopback is up (not where the kernel has no IPv6, or gives new
+# namespaces IPv6 disabled).  As root without CAP_SYS_ADMIN, and as another
+# user, the namespace is made in a user namespace, as the helper does.
+has_netns_ipv6_loopback() {
+    local up='import fcntl, socket, struct
+s = socket.socket()
+flags = struct.unpack("16sh22x", fcntl.ioctl(s, 0x8913, struct.pack("16sh22x", b"lo", 0)))[1]  # SIOCGIFFLAGS
+fcntl.ioctl(s, 0x8914, struct.pack("16sh22x", b"lo", flags | 1))  # SIOCSIFFLAGS: IFF_UP
+socket.socket(socket.AF_INET6).bind(("::1", 0))' err
+    err=$(unshare -n /usr/bin/python3 -c "$up" 2>&1) && return 0
+    err=$(unshare -rn /usr/bin/python3 -c "$up" 2>&1) && return 0
+    echo "a new network namespace (the sandbox's own under -n limited) has no IPv6 loopback: ${err##*$'\n'}"
+    return 1
+}
+
+has_dev_shm() {  # /dev/shm is there, and this user can make a file in it
+    local f=/dev/shm/sbx-probe-$$-$RANDOM
+    if [ -d /dev/shm ] && { : >"$f"; } 2>/dev/null; then
+        rm -f "$f"
+        return 0
+    fi
+    [ -d /dev/shm ] && echo "/dev/shm is not writable by uid $(id -u) here" || echo "the host has no /dev/shm"
+    return 1
+}
+
+# Root's --limit-procs needs a pids cgroup (linux-helper/cgroup.h): the one
+# the helper would use is found as it finds it, a child is made and removed
+# there, and on cgroup v2 the pids controller must be enabled for the
+# children already, or be possible to enable (the kernel refuses it in a
+# cgroup that holds processes, except in the root cgroup).
+has_pids_cgroup() {
+    /usr/bin/python3 - 2>&1 <<'PY'
+import os, sys
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+v2 = v1 = None
+for line in read("/proc/self/cgroup").splitlines():
+    hid, ctl, path = line.split(":", 2)
+    if hid == "0" and not ctl:
+        v2 = path
+    elif "pids" in ctl.split(","):
+        v1 = path
+place = None
+for line in read("/proc/self/mountinfo").splitlines():
+    f = line.split()
+    if "-" not in f:
+        continue
+    dash = f.index("-")
+    root, mnt, fstype, opts = f[3], f[4], f[dash + 1], f[dash + 3]
+    path = v2 if fstype == "cgroup2" else v1
+    if not path:
+        continue
+    if fstype == "cgroup2" and "pids" not in read(mnt + "/cgroup.controllers").split():
+        continue
+    if fstype != "cgroup2" and not (fstype == "cgroup" and "pids" in opts.split(",")):
+        continue
+    if root != "/":
+        if not (path == root or path.startswith(root + "/")):
+            continue
+        path = path[len(root):] or "/"
+    place = (mnt + ("" if path == "/" else path), fstype == "cgroup2")
+    break
+if not place:
+    sys.exit("no cgroup hierarchy with the pids controller is mounted")
+d, is_v2 = place
+probe = "%s/sbx-probe-%d" % (d, os.getpid())
+try:
+    os.mkdir(probe)
+    os.rmdir(probe)
+except OSError as e:
+    sys.exit("cannot make a cgroup in %s: %s" % (d, e.strerror))
+if is_v2 and "pids" not in read(d + "/cgroup.subtree_control").split() and os.path.exists(d + "/cgroup.type"):
+    sys.exit("cgroup v2: pids is not enabled for the children of %s (cgroup.subtree_control), and cannot be "
+             "while %s holds processes (no controller was delegated to this cgroup)" % (d, d))
+PY
+}
+
+has_posix_mqueue() {  # POSIX message queues (CONFIG_POSIX_MQUEUE)
+    local q=/sbx-probe-$$-$RANDOM err
+    err=$(/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/progs/ipc.py" mq-create "$q" 2>&1) || {
+        echo "no POSIX message queues here ($err)"
+        return 1
+    }
+    /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/progs/ipc.py" mq-unlink "$q" 2>/dev/null
+    return 0
+}
+
+# Whether this user (or, with as_nobody, uid 65534: needs root) can make and
+# use the namespaces of a sandbox: a user namespace, a mount namespace whose
+# mounts it may change (unshare makes them private), pid, IPC and network
+# namespaces.  (AppArmor's kernel.apparmor_restrict_unprivileged_userns=1
+# lets the user namespace be made, and then refuses the mount.)
+has_user_namespaces() {  # [as_nobody]
+    local err sysctl settings="" run=() who="uid $(id -u)"
+    [ "${1:-}" = as_nobody ] && run=(as_nobody) who="uid 65534"
+    err=$("${run[@]}" unshare --user --map-root-user --mount --pid --fork --ipc --net true 2>&1) && return 0
+    for sysctl in kernel/apparmor_restrict_unprivileged_userns kernel/unprivileged_userns_clone user/max_user_namespaces; do
+        [ -r "/proc/sys/$sysctl" ] && settings="$settings ${sysctl//\//.}=$(cat "/proc/sys/$sysctl")"
+    done
+    echo "$who cannot make the namespaces of a sandbox here (${err##*$'\n'};$settings)"
+    return 1
+}
+
+# A script whose checks run sandboxes as this user: where a user other than
+# root cannot make the namespaces, sbx refuses its workspace sandboxes (125,
+# naming --allow-unprotected: the root run checks that refusal), and every
+# check would fail for that one reason: the whole script says SKIP.
+require_user_namespaces() {
+    [ "$(id -u)" = 0 ] && return 0
+    local why
+    why=$(has_user_namespaces) && return 0
+    echo "1..0 # SKIP $why"
+    exit 0
 }
