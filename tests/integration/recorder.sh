@@ -124,6 +124,10 @@ for rec in --record-denials ""; do
     ok "... recorded as a connect to the resolver's port 53" \
         jq -e '[.denials[] | select(.operation == "connect" and (.address | endswith(":53")) and .program == "getent")] | length > 0' out.json
     bound "... and it failed fast (${ms} ms < 2 s)" test "$ms" -lt 2000
+    if ! command -v curl >/dev/null; then
+        skip "$r: curl fails at once, recorded with its destination" "no curl on this machine"
+        continue
+    fi
     start=$(date +%s%N)
     "$SBX" run $rec --json -- curl -sS --max-time 30 http://192.0.2.7:8080/ >out.json
     rc=$?
@@ -136,18 +140,22 @@ for rec in --record-denials ""; do
     is "$r: curl https://example.com fails (cannot resolve)" 6 $?
     is "... sandbox_denied (the resolver's connect)" true "$(jq .sandbox_denied out.json)"
 done
-"$SBX" run -- curl -sS --max-time 30 http://192.0.2.7:8080/ 2>err.txt
-is "default: text mode names the destination and -n full" \
-    "sbx: denied 1 operation; first: connect 192.0.2.7:8080 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)" \
-    "$(grep '^sbx: ' err.txt)"
-"$SBX" run -p workspace-write --json -- sh -c 'touch /etc/sbx-x; curl -s http://192.0.2.7/' >out.json
-is "default: a write is still only guessed, the connect exact" "connect 192.0.2.7:80 curl" "$(denials out.json)"
-is "... and recorded is not claimed for the writes (no file denial listed)" 1 "$(jq '.denials | length' out.json)"
-"$SBX" run -p workspace-write -- sh -c 'curl -s http://192.0.2.7/; touch /etc/sbx-x' 2>err.txt
-is "... text mode: the exact connect, then the write's guess, labelled" \
-    "sbx: denied 1 operation; first: connect 192.0.2.7:80 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)
+if command -v curl >/dev/null; then
+    "$SBX" run -- curl -sS --max-time 30 http://192.0.2.7:8080/ 2>err.txt
+    is "default: text mode names the destination and -n full" \
+        "sbx: denied 1 operation; first: connect 192.0.2.7:8080 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)" \
+        "$(grep '^sbx: ' err.txt)"
+    "$SBX" run -p workspace-write --json -- sh -c 'touch /etc/sbx-x; curl -s http://192.0.2.7/' >out.json
+    is "default: a write is still only guessed, the connect exact" "connect 192.0.2.7:80 curl" "$(denials out.json)"
+    is "... and recorded is not claimed for the writes (no file denial listed)" 1 "$(jq '.denials | length' out.json)"
+    "$SBX" run -p workspace-write -- sh -c 'curl -s http://192.0.2.7/; touch /etc/sbx-x' 2>err.txt
+    is "... text mode: the exact connect, then the write's guess, labelled" \
+        "sbx: denied 1 operation; first: connect 192.0.2.7:80 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)
 sbx: the sandbox likely denied this (read-only file system): write /etc/sbx-x (not under a writable root; allow with -w /etc)" \
-    "$(grep '^sbx: ' err.txt)"
+        "$(grep '^sbx: ' err.txt)"
+else
+    skip "default: text mode and --json name curl's connect" "no curl on this machine"
+fi
 
 # Package managers: retries off under restricted (they could only wait), the user's own setting kept.
 is "restricted: npm_config_fetch_retries=0 PIP_RETRIES=0 CARGO_NET_RETRY=0 for the command" "0 0 0" \
@@ -165,7 +173,11 @@ for tool in "npm view is-number version" "pip download --no-deps -d $ws/pd reque
     "$SBX" run -p workspace-write --json -- $tool >out.json
     rc=$?
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
-    bound "${tool%% *} fails under restricted in ${ms} ms < 2 s (exit $rc)" test "$ms" -lt 2000 -a "$rc" -ne 0
+    # Their retries would take 8 s (pip) and 70 s (npm); their own start, an
+    # interpreter loading the package manager, takes up to 1.6 s on a loaded
+    # 2-core machine (pip): 6 s tells the two apart with room for the load.
+    bound "${tool%% *} fails under restricted in ${ms} ms < 6 s, not after its retries (exit $rc)" \
+        test "$ms" -lt 6000 -a "$rc" -ne 0
     ok "... the resolver's connect recorded, sandbox_denied" \
         jq -e '.sandbox_denied and ([.denials[] | select(.operation == "connect")] | length > 0)' out.json
 done
@@ -248,6 +260,7 @@ is "... and sandbox_denied false" false "$(jq .sandbox_denied out.json)"
 is "... in text mode too" "" "$(notes err.txt)"
 
 for addr in 127.0.0.1:9 10.255.255.1:80; do
+    command -v curl >/dev/null || { skip "connect to $addr under restricted: the destination" "no curl on this machine"; continue; }
     "$SBX" run "${WW[@]}" -- curl -sS --max-time 30 "http://$addr/" 2>err.txt
     is "connect to $addr under restricted: the destination and -n full (never -n limited)" \
         "sbx: denied 1 operation; first: connect $addr (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)" \
