@@ -6,21 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <fstream>
-#include <iterator>
+#include <cstring>
 #include <memory>
 #include <optional>
-#include <sstream>
+#include <string>
 #include <string_view>
-#include <vector>
 
 #include "rlimits.h"
 #include "util.h"
-#include "util/path.h"
+#include "util/pids_cgroup.h"
 
 namespace sbx::helper {
 namespace {
+
+using cgroup::lists;
+using cgroup::read_text;
 
 constexpr const char* kStep = "limits";
 constexpr const char* kFix =
@@ -29,71 +29,6 @@ constexpr const char* kFix =
 
 [[noreturn]] void refuse(const std::string& why) {
     fail(kStep, "--limit-procs cannot be enforced for root (the kernel exempts uid 0 from RLIMIT_NPROC): " + why, kFix);
-}
-
-// Whether word is one of the items of a list separated by commas or white space.
-bool lists(std::string_view text, std::string_view word) {
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find_first_of(", \n\t", start), text.size());
-        if (text.substr(start, end - start) == word) return true;
-        start = end + 1;
-    }
-    return false;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-// The directory of this process's cgroup in the hierarchy that has the pids
-// controller, and whether that hierarchy is cgroup v2.
-struct Place {
-    std::string dir;
-    bool v2 = false;
-};
-
-std::optional<Place> find_pids_cgroup() {
-    // "0::/path" (v2) and "N:ctl,ctl:/path" (v1), from /proc/self/cgroup.
-    std::string v2_path, v1_path;
-    std::istringstream cgroups(read_text("/proc/self/cgroup"));
-    for (std::string line; std::getline(cgroups, line);) {
-        const auto a = line.find(':'), b = line.find(':', a + 1);
-        if (a == std::string::npos || b == std::string::npos) continue;
-        const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-        if (line.compare(0, a, "0") == 0 && controllers.empty()) v2_path = path;
-        else if (lists(controllers, "pids")) v1_path = path;
-    }
-    // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... - FSTYPE SOURCE SUPEROPTIONS
-    std::istringstream mounts(read_text("/proc/self/mountinfo"));
-    for (std::string line; std::getline(mounts, line);) {
-        std::istringstream in(line);
-        const std::vector<std::string> fields{std::istream_iterator<std::string>(in),
-                                              std::istream_iterator<std::string>()};
-        const auto dash = std::find(fields.begin(), fields.end(), "-");
-        if (fields.size() < 5 || dash == fields.end() || fields.end() - dash < 4) continue;
-        const std::string& root = fields[3];
-        const std::string& mountpoint = fields[4];
-        const std::string& type = dash[1];
-        const std::string& options = dash[3];
-        const bool v2 = type == "cgroup2";
-        const std::string& path = v2 ? v2_path : v1_path;
-        if (path.empty()) continue;
-        if (v2 ? !lists(read_text(mountpoint + "/cgroup.controllers"), "pids")
-               : !(type == "cgroup" && lists(options, "pids")))
-            continue;
-        // The cgroup's path relative to the mount's root.
-        std::string relative = path;
-        if (root != "/") {
-            if (!path_within(path, root)) continue;  // component-wise: /a/bc is not within /a/b
-            relative = path.substr(root.size());
-        }
-        return Place{mountpoint + (relative == "/" ? "" : relative), v2};
-    }
-    return std::nullopt;
 }
 
 void write_file(const std::string& path, std::string_view text) {
@@ -121,7 +56,7 @@ void remove_abandoned(const std::string& dir) {
 }  // namespace
 
 PidsCgroup::PidsCgroup(std::uint64_t processes) {
-    const std::optional<Place> place = find_pids_cgroup();
+    const std::optional<cgroup::Place> place = cgroup::find_pids_cgroup();
     if (!place) refuse("no cgroup hierarchy with the pids controller is mounted");
     if (place->v2 && !lists(read_text(place->dir + "/cgroup.subtree_control"), "pids"))
         write_file(place->dir + "/cgroup.subtree_control", "+pids");
