@@ -58,6 +58,42 @@ json audit_report() {
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
+// The Landlock features sbx uses, by the ABI that brought each
+// (linux-helper/landlock.cc).
+struct LandlockFeature {
+    const char* key;
+    int abi;
+    const char* use;
+};
+constexpr LandlockFeature kLandlockFeatures[] = {
+    {"filesystem", 1, "filesystem rules"},
+    {"refer", 2, "links and renames across directories"},
+    {"truncate", 3, "truncation (needed by --allow-unprotected)"},
+    {"tcp", 4, "TCP bind and connect rules under network restricted"},
+    {"ioctl_dev", 5, "device ioctls"},
+    {"scopes", 6, "signals and abstract UNIX sockets kept in the sandbox"},
+    {"log_flags", 7, "audit records of the command's denials"},
+};
+
+json landlock_report(int abi) {
+    json features = json::object();
+    for (const auto& f : kLandlockFeatures) features[f.key] = abi >= f.abi;
+    return {{"abi", abi}, {"features", features}};
+}
+
+std::string landlock_text(int abi) {
+    if (abi <= 0) return "not available";
+    std::string used, missing;
+    for (const auto& f : kLandlockFeatures) {
+        if (abi >= f.abi) used += (used.empty() ? "" : ", ") + std::string(f.key);
+        else missing += fmt::format("{}{} (ABI {}: {})", missing.empty() ? "" : "; ", f.key, f.abi, f.use);
+    }
+    return fmt::format("ABI {} (sbx uses: {}){}", abi, used, missing.empty() ? "" : "; not on this kernel: " + missing);
+}
+
+// How another ABI's getpid ends without a filter, in words.
+std::string abi_text(const probes::Finding& f) { return f.ok ? "reaches the kernel" : f.detail; }
+
 }  // namespace
 
 int doctor_command(const DoctorArgs& args) {
@@ -68,20 +104,55 @@ int doctor_command(const DoctorArgs& args) {
 
     const int abi = landlock_abi();
     report["landlock_abi"] = abi;
+    report["landlock"] = landlock_report(abi);
 
     const std::string actions = read_small_file("/proc/sys/kernel/seccomp/actions_avail").value_or("");
     const bool seccomp = !actions.empty();
     report["seccomp"] = {
         {"available", seccomp}, {"actions", actions}, {"user_notif", actions.find("user_notif") != std::string::npos}};
 
-    const bool userns = probes::can_unshare(CLONE_NEWUSER);
-    const bool userns_unprivileged = ::geteuid() == 0 ? probes::can_unshare(CLONE_NEWUSER, true) : userns;
+    // Another ABI's syscalls: the filter kills them (SIGSYS) where the kernel
+    // runs them; some kernels never do (a fault, or ENOSYS without x32).
+    const probes::Finding i386 = probes::i386_syscall_runs();
+    const probes::Finding x32 = probes::x32_syscall_runs();
+    report["other_abis"] = {{"i386_int80", {{"runs", i386.ok}, {"detail", abi_text(i386)}}},
+                            {"x32", {{"runs", x32.ok}, {"detail", abi_text(x32)}}},
+                            {"note", "without a filter; sbx's filter kills any that runs"}};
+    const auto io_uring = read_small_file("/proc/sys/kernel/io_uring_disabled");
+    report["io_uring"] = {{"io_uring_disabled", io_uring ? json(*io_uring) : json(nullptr)},
+                          {"note", "sbx's filter refuses io_uring in every sandbox either way"}};
+
+    // A sandbox of a user other than root needs a user namespace it can use
+    // (a mount namespace in it whose mounts it may change).
+    const bool root = ::geteuid() == 0;
+    const probes::Finding unprivileged = probes::user_namespace_usable(root);
+    const bool userns = root ? probes::can_unshare(CLONE_NEWUSER) : unprivileged.ok;
     report["user_namespaces"] = {
         {"available", userns},
-        {"unprivileged", userns_unprivileged},
+        {"unprivileged", unprivileged.ok},
         {"max_user_namespaces", read_small_file("/proc/sys/user/max_user_namespaces").value_or("unknown")}};
-    if (auto apparmor = read_small_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
-        report["user_namespaces"]["apparmor_restrict_unprivileged_userns"] = *apparmor;
+    if (!unprivileged.ok) report["user_namespaces"]["unprivileged_detail"] = unprivileged.detail;
+    const auto restrict_userns = read_small_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    if (restrict_userns) report["user_namespaces"]["apparmor_restrict_unprivileged_userns"] = *restrict_userns;
+    const auto apparmor = read_small_file("/sys/module/apparmor/parameters/enabled");
+    report["apparmor"] = {{"enabled", apparmor ? json(*apparmor == "Y") : json(nullptr)},
+                          {"restrict_unprivileged_userns", restrict_userns ? json(*restrict_userns) : json(nullptr)}};
+
+    // Root's --limit-procs is a pids cgroup (linux-helper/cgroup.h); other
+    // users' is RLIMIT_NPROC in their user namespace.
+    const auto cgroup2 = probes::cgroup2_mount();
+    const probes::Finding pids = root ? probes::pids_cgroup_for_root() : probes::Finding{};
+    report["cgroup"] = {{"v2", cgroup2 ? json(*cgroup2) : json(nullptr)}};
+    if (root) report["cgroup"]["limit_procs_as_root"] = {{"ok", pids.ok}, {"detail", pids.detail}};
+    else report["cgroup"]["limit_procs_as_root"] = nullptr;
+
+    const probes::Finding ipv6_host = probes::host_ipv6_loopback();
+    const probes::Finding ipv6_sandbox = probes::namespace_ipv6_loopback();
+    report["ipv6"] = {{"host_loopback", ipv6_host.ok}, {"sandbox_loopback", ipv6_sandbox.ok}};
+    if (!ipv6_host.ok) report["ipv6"]["host_detail"] = ipv6_host.detail;
+    if (!ipv6_sandbox.ok) report["ipv6"]["sandbox_detail"] = ipv6_sandbox.detail;
+    const bool dev_shm = probes::exists("/dev/shm");
+    report["dev_shm"] = dev_shm;
 
     report["audit"] = audit_report();
 
@@ -130,13 +201,32 @@ int doctor_command(const DoctorArgs& args) {
         return all ? 0 : 1;
     }
     fmt::print("kernel:           {}\n", uts.release);
-    fmt::print("landlock:         {}\n", abi > 0 ? fmt::format("ABI {}", abi) : std::string("not available"));
+    fmt::print("landlock:         {}\n", landlock_text(abi));
     fmt::print("seccomp:          {}\n", seccomp ? "yes (actions: " + actions + ")" : std::string("no"));
-    fmt::print("user namespaces:  {} (unprivileged users: {})\n", yes_no(userns), yes_no(userns_unprivileged));
-    if (!userns_unprivileged)
+    fmt::print("other ABIs:       i386 int $0x80: {}; x32: {} (without a filter; sbx's filter kills any that runs)\n",
+               abi_text(i386), abi_text(x32));
+    fmt::print("io_uring:         {} (sbx's filter refuses it in every sandbox)\n",
+               io_uring ? "kernel.io_uring_disabled=" + *io_uring : std::string("no kernel.io_uring_disabled"));
+    fmt::print("user namespaces:  {} (unprivileged users: {})\n", yes_no(userns),
+               unprivileged.ok ? std::string("yes") : "no: " + unprivileged.detail);
+    if (!unprivileged.ok)
         fmt::print(
             "                  without them sbx refuses workspace sandboxes unless --allow-unprotected, "
             "which does not enforce protected paths nor metadata changes\n");
+    fmt::print("apparmor:         {}{}\n",
+               !apparmor          ? "not in this kernel"
+               : *apparmor == "Y" ? "enabled"
+                                  : "not enabled",
+               restrict_userns ? "; kernel.apparmor_restrict_unprivileged_userns=" + *restrict_userns : "");
+    fmt::print("cgroup:           {}; --limit-procs as root: {}\n",
+               cgroup2 ? "v2 at " + *cgroup2 : std::string("no cgroup v2"),
+               !root     ? std::string("not root (other users: RLIMIT_NPROC in their user namespace)")
+               : pids.ok ? "a pids cgroup in " + pids.detail
+                         : "refused: " + pids.detail);
+    fmt::print("ipv6:             host ::1: {}; a sandbox's own ::1 (-n limited): {}\n",
+               ipv6_host.ok ? std::string("yes") : "no (" + ipv6_host.detail + ")",
+               ipv6_sandbox.ok ? std::string("yes") : "no (" + ipv6_sandbox.detail + ")");
+    fmt::print("/dev/shm:         {}\n", dev_shm ? "present" : "absent");
     fmt::print("audit:            {}\n", report["audit"]["summary"].get<std::string>());
     fmt::print("helper:           {}\n",
                helper.empty() ? "not found: " + report["helper"]["error"].get<std::string>() : helper);

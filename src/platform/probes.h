@@ -28,6 +28,41 @@ bool is_executable(const char* path);
 // an unprivileged user gets; needs root).  The one namespace probe.
 bool can_unshare(int flags, bool as_nobody = false);
 
+// What a probe of the kernel found: whether the thing works, and if not,
+// what stopped it ("unshare(CLONE_NEWUSER): Operation not permitted",
+// "killed by Segmentation fault").
+struct Finding {
+    bool ok = false;
+    std::string detail;
+};
+
+// Whether a user namespace can be made and used as a sandbox uses it: a
+// mount namespace in it whose mounts can be made private (AppArmor's
+// kernel.apparmor_restrict_unprivileged_userns=1 lets the namespace be made
+// and refuses that), made by this user or, as_nobody (needs root), by uid
+// 65534.  In a short-lived child.
+Finding user_namespace_usable(bool as_nobody);
+
+// getpid through another syscall ABI, without any filter, in a short-lived
+// child: i386's int $0x80 and x32's bit 30 (x86_64 only: elsewhere not ok,
+// "not x86_64").  ok: the call reached the kernel's syscall table.
+Finding i386_syscall_runs();
+Finding x32_syscall_runs();
+
+// Whether the host's ::1 can be bound, and whether a new network namespace
+// (a sandbox's own under network limited) has ::1 once its loopback is up
+// (made in a user namespace where this user is not root).
+Finding host_ipv6_loopback();
+Finding namespace_ipv6_loopback();
+
+// The pids cgroup root's --limit-procs would use (util/pids_cgroup.h):
+// ok when the helper could make one there (as root: a v1 pids hierarchy, or
+// v2 with pids enabled for the children or possible to enable, and the
+// directory writable); the detail names the place or what is missing.
+Finding pids_cgroup_for_root();
+// The first cgroup2 mount point, if any.
+std::optional<std::string> cgroup2_mount();
+
 // Where the kernel's audit records can be read on this machine.
 struct AuditFacts {
     bool auditd = false;               // auditd runs (its pid file exists)

@@ -2,15 +2,25 @@
 // audit, the host listener and the network probes through the helper.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+
 #include "exec/spawn.h"
 #include "platform/probes.h"
+#include "util/pids_cgroup.h"
 
 namespace sbx::probes {
 
@@ -29,6 +39,155 @@ bool can_unshare(int flags, bool as_nobody) {
     } catch (const Error&) {
         return false;
     }
+}
+
+namespace {
+
+// Runs probe in a short-lived child (exec/spawn.h: raw system calls, its
+// own stack, this process suspended meanwhile).  probe returns 0 when the
+// thing worked, else the index (from 1) of its step that failed, with errno
+// set; the child sends both through a pipe.  The finding names the step
+// (steps[index - 1]) and the errno, or the signal that killed the child.
+template <class F>
+Finding probe_in_child(const char* what, F probe, std::initializer_list<const char*> steps) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return {false, std::string("pipe: ") + std::strerror(errno)};
+    Fd in(fds[0]), out(fds[1]);
+    const int report_fd = out.get();
+    auto entry = [&probe, report_fd]() -> int {
+        const int step = probe();
+        const int report[2] = {step, step != 0 ? errno : 0};
+        (void)!::write(report_fd, report, sizeof report);
+        ::_exit(0);
+    };
+    try {
+        exec::Child child = exec::spawn(what, entry);
+        out.reset();
+        const auto info = child.wait_until(exec::Clock::now() + std::chrono::seconds(10));
+        if (!info) return {false, "no answer within 10 s"};
+        const exec::ExitStatus status = exec::exit_status_of(*info);
+        if (status.signal) return {false, std::string("killed by ") + ::strsignal(*status.signal)};
+    } catch (const Error& e) {
+        return {false, e.what()};
+    }
+    int report[2] = {-1, 0};
+    if (::read(in.get(), report, sizeof report) != static_cast<ssize_t>(sizeof report))
+        return {false, "the probe said nothing"};
+    if (report[0] == 0) return {true, ""};
+    const std::size_t step = static_cast<std::size_t>(report[0]) - 1;
+    const std::string name = step < steps.size() ? steps.begin()[step] : "a step";
+    return {false, name + ": " + std::strerror(report[1])};
+}
+
+// Drops to uid and gid 65534 (as can_unshare does); false with errno.
+bool become_nobody() {
+    return ::syscall(SYS_setgroups, 0, nullptr) == 0 && ::syscall(SYS_setgid, 65534) == 0 &&
+           ::syscall(SYS_setuid, 65534) == 0;
+}
+
+}  // namespace
+
+Finding user_namespace_usable(bool as_nobody) {
+    return probe_in_child(
+        "a user namespace probe",
+        [as_nobody]() -> int {
+            if (as_nobody && !become_nobody()) return 1;
+            if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return 2;
+            if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 3;
+            return 0;
+        },
+        {"becoming uid 65534", "unshare(CLONE_NEWUSER|CLONE_NEWNS)", "making its mounts private (mount: MS_PRIVATE)"});
+}
+
+#if defined(__x86_64__)
+Finding i386_syscall_runs() {
+    return probe_in_child("an i386 syscall probe",
+                          []() -> int {
+                              long ret = 20;  // i386 getpid
+                              asm volatile("int $0x80" : "+a"(ret) : : "memory");
+                              if (ret == ::syscall(SYS_getpid)) return 0;
+                              errno = ret < 0 && ret > -4096 ? static_cast<int>(-ret) : 0;
+                              return 1;
+                          },
+                          {"getpid"});
+}
+
+Finding x32_syscall_runs() {
+    return probe_in_child("an x32 syscall probe",
+                          []() -> int {
+                              const long pid =
+                                  ::syscall(0x40000000L | SYS_getpid);  // x32: the x86_64 number with bit 30
+                              return pid == ::syscall(SYS_getpid) ? 0 : 1;
+                          },
+                          {"getpid"});
+}
+#else
+Finding i386_syscall_runs() { return {false, "not x86_64"}; }
+Finding x32_syscall_runs() { return {false, "not x86_64"}; }
+#endif
+
+Finding host_ipv6_loopback() {
+    Fd fd(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return {false, std::string("socket(AF_INET6): ") + std::strerror(errno)};
+    sockaddr_in6 addr{};
+    addr.sin6_family = AF_INET6;
+    addr.sin6_addr = in6addr_loopback;
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+        return {false, std::string("binding ::1: ") + std::strerror(errno)};
+    return {true, ""};
+}
+
+Finding namespace_ipv6_loopback() {
+    const bool root = ::geteuid() == 0;
+    return probe_in_child("an IPv6 loopback probe",
+                          [root]() -> int {
+                              if (::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0) return 1;
+                              const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                              ifreq lo{};
+                              std::memcpy(lo.ifr_name, "lo", 3);
+                              if (s < 0 || ::ioctl(s, SIOCGIFFLAGS, &lo) != 0) return 2;
+                              lo.ifr_flags = static_cast<short>(lo.ifr_flags | IFF_UP);
+                              if (::ioctl(s, SIOCSIFFLAGS, &lo) != 0) return 2;
+                              const int s6 = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                              if (s6 < 0) return 3;
+                              sockaddr_in6 addr{};
+                              addr.sin6_family = AF_INET6;
+                              addr.sin6_addr = in6addr_loopback;
+                              if (::bind(s6, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return 4;
+                              return 0;
+                          },
+                          {"unshare(CLONE_NEWNET)", "bringing its loopback up", "socket(AF_INET6)", "binding ::1"});
+}
+
+Finding pids_cgroup_for_root() {
+    const std::optional<cgroup::Place> place = cgroup::find_pids_cgroup();
+    if (!place) return {false, "no cgroup hierarchy with the pids controller is mounted"};
+    const std::string where = (place->v2 ? "cgroup v2 " : "cgroup v1's pids hierarchy ") + place->dir;
+    // On v2 the helper enables pids for the children (+pids in
+    // cgroup.subtree_control); the kernel refuses that in a cgroup that holds
+    // processes (this one does: sbx is in it), except in the root cgroup,
+    // the one without a cgroup.type.
+    struct stat st {};
+    if (place->v2 && !cgroup::lists(cgroup::read_text(place->dir + "/cgroup.subtree_control"), "pids") &&
+        ::stat((place->dir + "/cgroup.type").c_str(), &st) == 0)
+        return {false, where + ": pids is not enabled for its children, and cannot be while it holds processes"};
+    if (::access(place->dir.c_str(), W_OK) != 0)
+        return {false, where + ": not writable by this user (" + std::strerror(errno) + ")"};
+    return {true, where};
+}
+
+std::optional<std::string> cgroup2_mount() {
+    // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... - FSTYPE ...
+    std::istringstream mounts(cgroup::read_text("/proc/self/mountinfo"));
+    for (std::string line; std::getline(mounts, line);) {
+        const auto dash = line.find(" - cgroup2 ");
+        if (dash == std::string::npos) continue;
+        std::istringstream fields(line.substr(0, dash));
+        std::string field, mountpoint;
+        for (int i = 0; i < 5 && fields >> field; ++i) mountpoint = field;
+        return mountpoint;
+    }
+    return std::nullopt;
 }
 
 AuditFacts audit_facts() {

@@ -46,6 +46,45 @@ fi
 case $text in *"landlock:         ABI $abi"*) _tap_result ok "the text shows the Landlock ABI" ;;
     *) _tap_result fail "the text shows the Landlock ABI" "$text" ;; esac
 
+# The facts the tests probe for (lib.sh's has_...), each as the machine
+# answers it without sbx.
+is "the Landlock ABI is the kernel's" "$(landlock_abi)" "$abi"
+is "... and the features sbx uses follow from it (truncate 3, tcp 4, scopes 6)" \
+    "$([ "$abi" -ge 3 ] && echo True || echo False) $([ "$abi" -ge 4 ] && echo True || echo False) $([ "$abi" -ge 6 ] && echo True || echo False)" \
+    "$(field '" ".join(str(d["landlock"]["features"][k]) for k in ("truncate", "tcp", "scopes"))')"
+is "kernel.io_uring_disabled as the kernel has it" "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo None)" \
+    "$(field 'd["io_uring"]["io_uring_disabled"]')"
+is "AppArmor's restriction of user namespaces as the kernel has it" \
+    "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo None)" \
+    "$(field 'd["apparmor"]["restrict_unprivileged_userns"]')"
+is "the host's IPv6 loopback" "$(has_ipv6_loopback >/dev/null && echo True || echo False)" "$(field 'd["ipv6"]["host_loopback"]')"
+is "a new network namespace's IPv6 loopback" "$(has_netns_ipv6_loopback >/dev/null && echo True || echo False)" \
+    "$(field 'd["ipv6"]["sandbox_loopback"]')"
+is "/dev/shm" "$([ -e /dev/shm ] && echo True || echo False)" "$(field 'd["dev_shm"]')"
+if [ "$(id -u)" = 0 ]; then
+    is "root's --limit-procs: a pids cgroup" "$(has_pids_cgroup >/dev/null && echo True || echo False)" \
+        "$(field 'd["cgroup"]["limit_procs_as_root"]["ok"]')"
+    is "uid 65534's user namespaces" "$(has_user_namespaces as_nobody >/dev/null && echo True || echo False)" \
+        "$(field 'd["user_namespaces"]["unprivileged"]')"
+else
+    skip "root's --limit-procs and uid 65534's user namespaces" "not root"
+fi
+# Another ABI's getpid, unfiltered: sys-probe's answer.
+d=$(scratch)
+if [ "$(uname -m)" != x86_64 ]; then
+    is "other ABIs: not probed off x86_64" "False False" "$(field 'd["other_abis"]["i386_int80"]["runs"], d["other_abis"]["x32"]["runs"]')"
+elif cc -O1 -o "$d/sys-probe" "$(dirname "$0")/progs/sys-probe.c" 2>"$d/cc.log"; then
+    case $("$d/sys-probe" int80 2>&1) in ok*) int80=True ;; *) int80=False ;; esac
+    case $("$d/sys-probe" x32 2>&1) in ok*) x32=True ;; *) x32=False ;; esac
+    is "whether i386's int \$0x80 and x32 reach the kernel" "$int80 $x32" \
+        "$(field 'd["other_abis"]["i386_int80"]["runs"], d["other_abis"]["x32"]["runs"]')"
+else
+    not_ok "compiling progs/sys-probe.c: $(head -3 "$d/cc.log")" true
+fi
+for line in "other ABIs:  " "io_uring:  " "apparmor:  " "cgroup:  " "ipv6:  " "/dev/shm:  "; do
+    ok "the text has a line '${line%%:*}:'" grep -q "^$line" <<<"$text"
+done
+
 # A helper that enforces nothing must make doctor fail.
 fake=$(scratch)
 printf '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n' > "$fake/codex-linux-sandbox"
