@@ -184,18 +184,6 @@ while True:
         break
     time.sleep(0.01)
 PY
-# The tasks (threads) of PID and of all its descendants, from /proc.
-tree_tasks() {
-    local pids=$1 all=$1 next p n=0
-    while [ -n "${pids// /}" ]; do
-        next=
-        for p in $pids; do next="$next $(cat /proc/"$p"/task/*/children 2>/dev/null)"; done
-        pids=$next
-        all="$all $next"
-    done
-    for p in $all; do n=$((n + $(ls /proc/"$p"/task 2>/dev/null | wc -l))); done
-    echo "$n"
-}
 # many LABEL CAP POLICY-ARGS...: 200 connections through the bridge.
 many() {
     local label=$1 cap=$2 before during
