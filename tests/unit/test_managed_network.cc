@@ -14,12 +14,15 @@
 #include <vector>
 
 #include "error_of.h"
+#include "loopback.h"
 #include "managed_network.h"
 #include "util/fd.h"
 #include "util/fd_pass.h"
 
 using namespace sbx::helper;
+using sbx::test::connect_to;
 using sbx::test::error_of;
+using sbx::test::loopback_listener;
 
 TEST_CASE("managed network: Codex 0.169's JSON") {
     const ManagedNetwork n = parse_managed_network(
@@ -122,29 +125,6 @@ TEST_CASE("managed network: the bridged ports and the three refusals") {
 namespace {
 
 // A listener on the host's 127.0.0.1 (any port), and its port.
-sbx::Fd loopback_listener(std::uint16_t& port) {
-    sbx::Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(s.get(), 16) == 0);
-    socklen_t size = sizeof a;
-    REQUIRE(::getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
-    port = ntohs(a.sin_port);
-    return s;
-}
-
-sbx::Fd connect_to(std::uint16_t port) {
-    sbx::Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    return s;
-}
-
 // What one read gives within 10 s ("<eof>" when the peer closed; "<none>"
 // when nothing came).
 std::string read_some(int fd) {

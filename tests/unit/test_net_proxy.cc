@@ -10,50 +10,23 @@
 #include <cstring>
 #include <string>
 
+#include "loopback.h"
 #include "net/proxy.h"
 #include "util/fd.h"
+#include "util/fd_pass.h"
 
 using namespace sbx;
 using namespace sbx::net;
+using sbx::test::connect_to;
 
 namespace {
 
 // Listens on 127.0.0.1 (any port), hands the socket to the proxy; the port.
 std::uint16_t hand_listener(int channel) {
-    Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener.get(), 16) == 0);
-    socklen_t size = sizeof a;
-    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
-    char byte = 'L';
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &data;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    const int fd = listener.get();
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    REQUIRE(::sendmsg(channel, &m, 0) == 1);
-    return ntohs(a.sin_port);
-}
-
-Fd connect_to(std::uint16_t port) {
-    Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    return s;
+    std::uint16_t port = 0;
+    const Fd listener = test::loopback_listener(port);
+    REQUIRE(send_fd(channel, listener.get()));
+    return port;
 }
 
 std::string read_all(int fd) {
@@ -138,18 +111,8 @@ namespace {
 // A host listener for the tunnels' far end (never accepted: the kernel
 // completes the connections).
 struct Upstream {
-    Fd listener{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
     std::uint16_t port = 0;
-    Upstream() {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        REQUIRE(::listen(listener.get(), 16) == 0);
-        socklen_t size = sizeof a;
-        REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &size) == 0);
-        port = ntohs(a.sin_port);
-    }
+    Fd listener = test::loopback_listener(port);
 };
 
 // The proxy's answer to a CONNECT to 127.0.0.1:port, up to the end of its head.
