@@ -84,6 +84,11 @@ Pipe make_socketpair() {
     return p;
 }
 
+const std::vector<std::string>& kept_env_names() {
+    static const std::vector<std::string> names{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"};
+    return names;
+}
+
 std::vector<std::string> child_environment(const ExecPlan& plan, const char* const* base) {
     const auto& kept = kept_env_names();
     std::vector<std::string> env;
@@ -96,9 +101,11 @@ std::vector<std::string> child_environment(const ExecPlan& plan, const char* con
         env.emplace_back(entry);
     }
     for (const auto& [name, value] : plan.env_add) env.push_back(name + "=" + value);
-    for (const auto& [name, value] : plan.env_default)
+    for (const auto& entry : plan.env_default) {
+        const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
         if (std::none_of(env.begin(), env.end(), [&](const std::string& e) { return env_name(e) == name; }))
-            env.push_back(name + "=" + value);
+            env.push_back(name + "=" + entry.second);
+    }
     return env;
 }
 

@@ -28,6 +28,9 @@ struct Pipe {
 };
 Pipe make_pipe();
 
+// The variables --clear-env keeps.
+const std::vector<std::string>& kept_env_names();
+
 // The child's environment ("NAME=value" entries): `base` (sbx's environ), or
 // with clear_env only kept_env_names(); minus env_remove; plus env_add.
 std::vector<std::string> child_environment(const ExecPlan&, const char* const* base);

@@ -7,11 +7,6 @@
 
 namespace sbx {
 
-const std::vector<std::string>& kept_env_names() {
-    static const std::vector<std::string> names{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"};
-    return names;
-}
-
 const std::map<std::string, std::string>& no_network_retry_env() {
     static const std::map<std::string, std::string> env{
         {"npm_config_fetch_retries", "0"},  // npm (and npx)

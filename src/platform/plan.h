@@ -76,9 +76,6 @@ inline constexpr int kHelperProxyFd = 4;
 // --env sets them.  Listed in sbx(1).
 const std::map<std::string, std::string>& no_network_retry_env();
 
-// The variables --clear-env keeps.
-const std::vector<std::string>& kept_env_names();
-
 ExecPlan plan(const CanonicalPolicy&, const CommandSpec&, TargetOs, const PlatformPaths&);
 
 // The helper's argv prefix for a policy (everything before "--").

@@ -399,6 +399,10 @@ TEST_CASE("orphans that die during the run are reaped at once, not piled up as z
     CHECK(r.out.shown == "0\n");
 }
 
+TEST_CASE("--clear-env keeps exactly the documented variables") {
+    CHECK(exec::kept_env_names() == std::vector<std::string>{"PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"});
+}
+
 TEST_CASE("child environment: base, clear_env keeps only the kept names, remove, add") {
     const char* base[] = {"PATH=/bin", "HOME=/root", "SECRET=x", "SBX_SANDBOX=forged", "NOEQUALS", nullptr};
     ExecPlan p;
