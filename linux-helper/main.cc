@@ -1,7 +1,7 @@
 // codex-linux-sandbox: applies the sandbox to itself, then execs the command.
 //
 //   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --permission-profile JSON
-//                       [--use-legacy-landlock] [--managed-network JSON] [--no-proc]
+//                       [--use-legacy-landlock] [--managed-network JSON [--transparent-tcp]] [--no-proc]
 //                       [--inherit-pid-namespace] [--] CMD...
 //   codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] --sandbox-policy JSON [--] CMD...
 //   codex-linux-sandbox DIR JSON -- CMD...
@@ -39,6 +39,7 @@
 #include "recorder.h"
 #include "rlimits.h"
 #include "seccomp.h"
+#include "transparent.h"
 #include "util.h"
 
 namespace sbx::helper {
@@ -51,7 +52,7 @@ constexpr const char* kUsage =
 constexpr const char* kHelp =
     "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
     "                           --permission-profile JSON [--use-legacy-landlock]\n"
-    "                           [--managed-network JSON] [--no-proc]\n"
+    "                           [--managed-network JSON [--transparent-tcp]] [--no-proc]\n"
     "                           [--inherit-pid-namespace] [--status-fd N]\n"
     "                           [--] CMD [ARG...]\n"
     "       codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
@@ -70,6 +71,10 @@ constexpr const char* kHelp =
     "                                127.0.0.1:PORT, for each of loopbackPorts, reaches\n"
     "                                the host's 127.0.0.1:PORT (Codex's proxy) and nothing\n"
     "                                else; needs HTTP_PROXY or the like set to one of them\n"
+    "  --transparent-tcp             with --managed-network (or --proxy-fd): TCP to any\n"
+    "                                address goes through the proxy's SOCKS5 listener\n"
+    "                                (ALL_PROXY=socks5h://127.0.0.1:PORT), names through\n"
+    "                                the sandbox's resolver on 127.0.0.53\n"
     "  --no-proc                     no fresh /proc: /proc is an empty read-only directory\n"
     "  --inherit-pid-namespace       accepted; the sandbox keeps a pid namespace of its own\n"
     "  --status-fd N                 report failures as JSON lines on descriptor N, not on\n"
@@ -98,6 +103,7 @@ struct Args {
     bool record_denials = false;                    // --record-denials (recorder.h)
     bool record_network = false;                    // --record-network (recorder.h)
     std::optional<ManagedNetwork> managed_network;  // --managed-network (managed_network.h)
+    bool transparent_tcp = false;                   // --transparent-tcp (transparent.h)
     char** command = nullptr;                       // argv-style, null-terminated
 };
 
@@ -128,6 +134,7 @@ enum class Opt {
     PermissionProfile,
     SandboxPolicy,
     ManagedNetwork,
+    TransparentTcp,
     LegacyLandlock,
     NoProc,
     InheritPid,
@@ -149,6 +156,7 @@ constexpr OptionSpec kOptions[] = {
     {"--permission-profile", Opt::PermissionProfile, true},
     {"--sandbox-policy", Opt::SandboxPolicy, true},
     {"--managed-network", Opt::ManagedNetwork, true},
+    {"--transparent-tcp", Opt::TransparentTcp, false},
     {"--use-legacy-landlock", Opt::LegacyLandlock, false},
     {"--no-proc", Opt::NoProc, false},
     {"--inherit-pid-namespace", Opt::InheritPid, false},
@@ -218,6 +226,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
             case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
+            case Opt::TransparentTcp: args.transparent_tcp = true; break;
             case Opt::InnerStage:
                 usage_error(std::string(name) + " is an inner stage of Codex's own helper, not for callers");
         }
@@ -239,7 +248,7 @@ Args parse_args(int argc, char** argv) {
 // reads /proc/self/fd, still the host's /proc then).  socket_files: see
 // apply_landlock (landlock.h).
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer, bool hide = false,
-                        Watch watch = Watch::None, bool socket_files = true) {
+                        Watch watch = Watch::None, bool socket_files = true, bool transparent = false) {
     if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
     if (hide) {
         // Without effective capabilities, as the command would open them.
@@ -252,7 +261,7 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
     if (mount_layer && !hide) reopen_stdio_in_view();
     set_no_new_privs();
     apply_landlock(policy, mount_layer, socket_files);
-    return install_seccomp(policy, watch);
+    return install_seccomp(policy, watch, transparent);
 }
 
 // The policy from --permission-profile or --sandbox-policy, resolved here.
@@ -280,6 +289,15 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     if (args.proxy_fd && !policy.by_name())
         usage_error("--proxy-fd: the policy has no allow_domains (no proxy to reach)");
     std::optional<ProxyBridge> bridge;
+    // TCP through the proxy's SOCKS5 listener (transparent.h): Codex's (a
+    // proxy variable names it) or sbx's (on its one port).
+    std::optional<TransparentTcp> transparent;
+    if (args.transparent_tcp && !args.managed_network && !args.proxy_fd)
+        fail("network",
+             "--transparent-tcp needs a proxy to carry the TCP (transparent TCP requires managed networking)",
+             "give --managed-network with Codex's proxy, or leave --transparent-tcp out");
+    if (args.transparent_tcp && args.proxy_fd && policy.network == Network::Limited)
+        transparent.emplace().socks_port = net::kProxyPort;
     if (args.managed_network) {
         if (args.proxy_fd) usage_error("--managed-network and --proxy-fd together: give one");
         std::vector<std::string_view> environment;
@@ -292,6 +310,16 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         if (policy.network != Network::Restricted) {
             policy.network = Network::Limited;
             // Its threads count against --limit-procs (util/relay_threads.h).
+            if (args.transparent_tcp) {
+                const auto socks = socks_proxy_port(environment, ports);
+                if (!socks)
+                    fail("network",
+                         "--transparent-tcp: no proxy variable names a SOCKS5 proxy on 127.0.0.1 among the bridged "
+                         "ports (transparent TCP requires managed SOCKS5)",
+                         "turn on the SOCKS5 listener of Codex's proxy (network.enable_socks5), which sets "
+                         "ALL_PROXY=socks5h://127.0.0.1:PORT");
+                transparent.emplace().socks_port = *socks;
+            }
             bridge.emplace(std::move(ports), relay_cap(policy.limits.processes));
             // Codex's meaning (observed with its 0.169 helper): allowUnixSockets
             // opens nothing at the helper, dangerouslyAllowAllUnixSockets every
@@ -323,6 +351,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     Watch watch = Watch::None;
     if (record) watch = Watch::Everything;
     else if (filesystem && args.record_network && policy.network == Network::Restricted) watch = Watch::Network;
+    if (transparent) command.transparent = &*transparent;
     std::optional<Recorder> recorder;
     if (watch != Watch::None) command.recorder = &recorder.emplace(policy, status, watch == Watch::Everything);
     const std::optional<std::uint64_t> processes = policy.limits.processes;
@@ -347,6 +376,10 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
             }
             mount_namespace_filesystems(filesystem, !args.no_proc);
             if (limited) bring_up_loopback();
+            if (transparent) {
+                transparent->bind_resolver();
+                TransparentTcp::install_resolv_conf();
+            }
             if (args.proxy_fd) hand_out_proxy_listener(*args.proxy_fd, net::kProxyPort);
             if (bridge) hand_out_bridge_listeners(bridge->sandbox_channel(), bridge->ports());
         };
@@ -356,7 +389,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
             // in Codex's helper (a host process could connect to it), unless
             // every UNIX socket is allowed.
             return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch,
-                                        !bridge || command.host_unix_sockets);
+                                        !bridge || command.host_unix_sockets, transparent.has_value());
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {

@@ -170,6 +170,24 @@ std::vector<std::uint16_t> bridged_ports(const ManagedNetwork& network,
     return network.loopback_ports.empty() ? named : network.loopback_ports;
 }
 
+std::optional<std::uint16_t> socks_proxy_port(const std::vector<std::string_view>& environment,
+                                              const std::vector<std::uint16_t>& ports) {
+    for (std::string_view entry : environment) {
+        const auto equals = entry.find('=');
+        if (equals == std::string_view::npos || !is_proxy_variable(entry.substr(0, equals))) continue;
+        const std::string_view value = trim(entry.substr(equals + 1));
+        const auto colon = value.find("://");
+        if (colon == std::string_view::npos) continue;
+        const std::string_view scheme = value.substr(0, colon);
+        if (!same_ignoring_case(scheme, "socks5h") && !same_ignoring_case(scheme, "socks5") &&
+            !same_ignoring_case(scheme, "socks"))
+            continue;
+        const auto port = loopback_proxy_port(value);
+        if (port && std::find(ports.begin(), ports.end(), *port) != ports.end()) return port;
+    }
+    return std::nullopt;
+}
+
 struct ProxyBridge::State {
     std::vector<std::uint16_t> ports;
     RelayCap cap;

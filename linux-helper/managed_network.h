@@ -63,6 +63,13 @@ std::optional<std::uint16_t> loopback_proxy_port(std::string_view url);
 std::vector<std::uint16_t> bridged_ports(const ManagedNetwork& network,
                                          const std::vector<std::string_view>& environment);
 
+// The SOCKS5 proxy among the proxy variables of the environment, for
+// --transparent-tcp (transparent.h): the port of the first whose URL is
+// socks5h://, socks5:// or socks:// on 127.0.0.1 or localhost and one of
+// ports.  nullopt when there is none (an HTTP proxy alone).
+std::optional<std::uint16_t> socks_proxy_port(const std::vector<std::string_view>& environment,
+                                              const std::vector<std::uint16_t>& ports);
+
 // The outer process's side: receives the listening sockets from pid 1 and
 // relays every connection accepted on them to the host's 127.0.0.1 on the
 // same port.  One thread accepts, each connection has two (splice_pump.h),

@@ -25,6 +25,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string_view>
 #include <system_error>
 #include <thread>
@@ -168,8 +172,14 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
     return std::string(un.sun_path, ::strnlen(un.sun_path, length - path_offset));
 }
 
-UnixMediator::UnixMediator(int listener, std::size_t response_size, bool host_sockets)
+UnixMediator::UnixMediator(int listener, std::size_t response_size, bool host_sockets,
+                           const TransparentTcp* transparent)
     : listener_(listener), host_sockets_(host_sockets), resp_size_(response_size) {
+    if (transparent) {
+        socks_port_ = transparent->socks_port;
+        names_ = transparent->names;
+        peers_ = std::make_shared<PeerTable>();
+    }
     // Paths are resolved in the command's root and cwd through
     // /proc/PID/{root,cwd}, which needs a /proc of this pid namespace.
     char self[32] = {};
@@ -182,7 +192,41 @@ struct UnixMediator::Connect {
     int domain = 0;
     sockaddr_storage address{};
     socklen_t length = 0;
-    Fd via;  // for a pathname: the socket file, opened and checked
+    Fd via;                            // for a pathname: the socket file, opened and checked
+    std::optional<SocksTarget> socks;  // transparent TCP: address is the SOCKS5 listener, this the target
+    sockaddr_storage asked{};          // transparent TCP: the address the command gave
+    socklen_t asked_length = 0;
+};
+
+// What getpeername() says of each socket connected through the proxy: the
+// address the command connected to, by the socket's inode number, with the
+// local port to tell a reused inode number apart.  At most kMax, the oldest
+// forgotten first.
+struct UnixMediator::PeerTable {
+    static constexpr std::size_t kMax = 4096;
+    struct Peer {
+        sockaddr_storage address{};
+        socklen_t length = 0;
+        std::uint16_t local_port = 0;
+    };
+    std::mutex mutex;
+    std::map<ino_t, Peer> peers;
+    std::deque<ino_t> order;
+
+    void add(ino_t ino, const Peer& peer) {
+        std::lock_guard lock(mutex);
+        if (peers.insert_or_assign(ino, peer).second) order.push_back(ino);
+        while (order.size() > kMax) {
+            peers.erase(order.front());
+            order.pop_front();
+        }
+    }
+    std::optional<Peer> find(ino_t ino) {
+        std::lock_guard lock(mutex);
+        const auto it = peers.find(ino);
+        if (it == peers.end()) return std::nullopt;
+        return it->second;
+    }
 };
 
 namespace {
@@ -205,7 +249,8 @@ int perform(UnixMediator::Connect& c) {
 // A connect on a blocking socket is first tried without blocking (O_NONBLOCK
 // for the duration of the call: the socket is not connected yet, so nothing
 // else uses it meanwhile).  What is left to wait for, if anything:
-enum class Wait { Nothing, Room, Handshake };
+// Proxy: a transparent connect (transparent.h), always on a thread.
+enum class Wait { Nothing, Room, Handshake, Proxy };
 
 // Waits up to timeout_ms (-1: for ever) for a connect in progress; true with
 // error set when it ended.
@@ -250,17 +295,54 @@ bool answer_notification(int listener, std::size_t response_size, std::uint64_t 
     return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response) == 0;
 }
 
+namespace {
+
+// A transparent connect, on a thread of its own: to the SOCKS5 listener,
+// then the handshake for the target.  What failed leaves the socket
+// unconnected again (connect to AF_UNSPEC), as a failed connect would.
+std::uint16_t local_port(int socket) {
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    if (::getsockname(socket, reinterpret_cast<sockaddr*>(&local), &length) != 0) return 0;
+    if (local.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in&>(local).sin_port);
+    if (local.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6&>(local).sin6_port);
+    return 0;
+}
+
+int connect_through_socks(UnixMediator::Connect& c, UnixMediator::PeerTable& peers,
+                          const std::function<bool()>& alive) {
+    int error = perform(c);
+    if (error == EINPROGRESS) handshake_done(c, -1, error);
+    if (error != 0) return error;
+    error = socks5_handshake(c.socket.get(), *c.socks, alive);
+    if (error != 0) {
+        sockaddr unspecified{};
+        unspecified.sa_family = AF_UNSPEC;
+        (void)::connect(c.socket.get(), &unspecified, sizeof unspecified);
+        return error;
+    }
+    struct stat st {};
+    if (::fstat(c.socket.get(), &st) == 0) peers.add(st.st_ino, {c.asked, c.asked_length, local_port(c.socket.get())});
+    return 0;
+}
+
+}  // namespace
+
 bool UnixMediator::id_valid(std::uint64_t id) const {
     return ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
 void UnixMediator::serve(const seccomp_notif& notification) {
+    if (notification.data.arch == AUDIT_ARCH_X86_64 && notification.data.nr == SYS_getpeername) {
+        serve_peer(notification);
+        return;
+    }
     const seccomp_notif* request = &notification;
     const std::uint64_t id = request->id;
     Connect c;
     int error = EPERM;  // anything but connect is not ours to allow
     if (request->data.arch == AUDIT_ARCH_X86_64 && request->data.nr == SYS_connect) error = prepare(*request, c);
-    const Wait wait = error == 0 ? attempt(c, error) : Wait::Nothing;
+    const Wait wait = error != 0 ? Wait::Nothing : c.socks ? Wait::Proxy : attempt(c, error);
     if (wait != Wait::Nothing) {
         // Wait as a blocking connect(2) would, on a thread of its own, so that a
         // peer that never accepts holds up only its caller, not pid 1.
@@ -269,10 +351,17 @@ void UnixMediator::serve(const seccomp_notif& notification) {
             if (waiting_->fetch_add(1) < kMaxWaiting) {
                 try {
                     std::thread([listener = std::move(listener), c = std::move(c), id, wait, size = resp_size_,
-                                 waiting = waiting_]() mutable {
+                                 waiting = waiting_, peers = peers_]() mutable {
                         int result = 0;
-                        if (wait == Wait::Room) result = perform(c);
-                        else handshake_done(c, -1, result);
+                        if (wait == Wait::Room) {
+                            result = perform(c);
+                        } else if (wait == Wait::Proxy) {
+                            result = connect_through_socks(c, *peers, [&] {
+                                return ::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+                            });
+                        } else {
+                            handshake_done(c, -1, result);
+                        }
                         answer_notification(listener.get(), size, id, result);
                         waiting->fetch_sub(1);
                     }).detach();
@@ -318,11 +407,84 @@ int UnixMediator::prepare(const seccomp_notif& request, Connect& c) const {
     if (c.domain == AF_UNIX) {
         if (auto path = unix_pathname(&c.address, c.length)) return prepare_path(request, *path, c);
     }
+    if (socks_port_ != 0 && (c.domain == AF_INET || c.domain == AF_INET6) && c.address.ss_family == c.domain) {
+        int type = 0, protocol = 0;
+        socklen_t n = sizeof type;
+        if (::getsockopt(c.socket.get(), SOL_SOCKET, SO_TYPE, &type, &n) != 0) return errno;
+        n = sizeof protocol;
+        if (::getsockopt(c.socket.get(), SOL_SOCKET, SO_PROTOCOL, &protocol, &n) != 0) return errno;
+        if (type == SOCK_STREAM && protocol == IPPROTO_TCP) {
+            c.socks = transparent_target(c.address, c.length, *names_);
+            if (c.socks) {
+                c.asked = c.address;  // what getpeername() will say: the struct, whatever length was given
+                c.asked_length = c.domain == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+                // Made to the SOCKS5 listener on the sandbox's 127.0.0.1
+                // (v4-mapped for an IPv6 socket) instead.
+                c.address = {};
+                if (c.domain == AF_INET) {
+                    const sockaddr_in v4 = loopback_v4(socks_port_);
+                    std::memcpy(&c.address, &v4, sizeof v4);
+                    c.length = sizeof v4;
+                } else {
+                    sockaddr_in6 v6{};
+                    v6.sin6_family = AF_INET6;
+                    v6.sin6_port = htons(socks_port_);
+                    v6.sin6_addr.s6_addr[10] = v6.sin6_addr.s6_addr[11] = 0xff;
+                    const std::uint32_t lo = htonl(INADDR_LOOPBACK);
+                    std::memcpy(v6.sin6_addr.s6_addr + 12, &lo, 4);
+                    std::memcpy(&c.address, &v6, sizeof v6);
+                    c.length = sizeof v6;
+                }
+            }
+        }
+    }
     // TCP/UDP reach only the private namespace's loopback; abstract UNIX
     // names are looked up in the network namespace of the socket, which is
     // the sandbox's (sockets are never passed in from the host), so neither
     // can reach the host.
     return 0;
+}
+
+void UnixMediator::serve_peer(const seccomp_notif& request) {
+    const auto pid = static_cast<pid_t>(request.pid);
+    const int fd = static_cast<int>(request.data.args[0]);
+    const std::uint64_t user_address = request.data.args[1];
+    const std::uint64_t user_length = request.data.args[2];
+    auto as_is = [&] {
+        if (!answer_notification(listener_, resp_size_, request.id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE) &&
+            errno != ENOENT)
+            fail_errno(kStep, "answering a seccomp notification");
+    };
+    std::optional<PeerTable::Peer> peer;
+    {
+        Fd pidfd(peers_ ? pidfd_open(pid) : -1);
+        Fd socket(pidfd.valid() ? pidfd_getfd(pidfd.get(), fd) : -1);
+        struct stat st {};
+        if (socket.valid() && ::fstat(socket.get(), &st) == 0) peer = peers_->find(st.st_ino);
+        if (peer && local_port(socket.get()) != peer->local_port) peer.reset();  // another socket, same inode
+    }
+    if (!peer || !id_valid(request.id)) return as_is();
+    // As the kernel does: the address cut to the caller's length, the whole
+    // length written back.
+    socklen_t length = 0;
+    iovec local{&length, sizeof length};
+    iovec remote{reinterpret_cast<void*>(user_length), sizeof length};
+    int error = 0;
+    if (::process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof length)) {
+        error = EFAULT;
+    } else if (static_cast<int>(length) < 0) {
+        error = EINVAL;
+    } else {
+        const std::size_t copied = std::min<std::size_t>(length, peer->length);
+        iovec from[2] = {{&peer->address, copied}, {&peer->length, sizeof peer->length}};
+        iovec to[2] = {{reinterpret_cast<void*>(user_address), copied}, remote};
+        const auto want = static_cast<ssize_t>(copied + sizeof peer->length);
+        if (::process_vm_writev(pid, copied > 0 ? from : from + 1, copied > 0 ? 2 : 1, copied > 0 ? to : to + 1,
+                                copied > 0 ? 2 : 1, 0) != (copied > 0 ? want : static_cast<ssize_t>(sizeof length)))
+            error = EFAULT;
+    }
+    if (!answer_notification(listener_, resp_size_, request.id, error) && errno != ENOENT)
+        fail_errno(kStep, "answering a seccomp notification");
 }
 
 // A pathname: open the file it names as the command would find it (in its

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "fd.h"
+#include "transparent.h"
 
 struct seccomp_notif;
 
@@ -68,8 +69,11 @@ public:
     // listener: the seccomp listener, owned by its NotificationServer
     // (recorder.h), which receives the notifications.  host_sockets: the
     // host's pathname sockets may be reached too (Codex's --managed-network
-    // with dangerouslyAllowAllUnixSockets, managed_network.h).
-    UnixMediator(int listener, std::size_t response_size, bool host_sockets = false);
+    // with dangerouslyAllowAllUnixSockets, managed_network.h).  transparent:
+    // TCP to anything but the loopback goes through that SOCKS5 listener
+    // (transparent.h).
+    UnixMediator(int listener, std::size_t response_size, bool host_sockets = false,
+                 const TransparentTcp* transparent = nullptr);
     UnixMediator(UnixMediator&&) = default;
     UnixMediator& operator=(UnixMediator&&) = default;
 
@@ -81,10 +85,14 @@ public:
     // the listener itself fails.
     void serve(const seccomp_notif& request);
 
-    struct Connect;  // a checked connect, ready to be made (network.cc)
+    struct Connect;    // a checked connect, ready to be made (network.cc)
+    struct PeerTable;  // the sockets connected through the proxy (network.cc)
 
 private:
     int prepare(const seccomp_notif&, Connect&) const;
+    // getpeername() (transparent TCP only): for a socket connected through
+    // the proxy, the address the command connected to; others as they are.
+    void serve_peer(const seccomp_notif&);
     int prepare_path(const seccomp_notif&, const std::string& path, Connect&) const;
     bool id_valid(std::uint64_t id) const;
 
@@ -92,6 +100,9 @@ private:
     bool proc_is_ours_ = false;  // /proc shows this pid namespace
     bool host_sockets_ = false;
     std::size_t resp_size_ = 0;
+    std::uint16_t socks_port_ = 0;  // transparent TCP: the SOCKS5 listener's port (0: none)
+    std::shared_ptr<const SyntheticNames> names_;
+    std::shared_ptr<PeerTable> peers_;
     // Connects waiting on their own threads, at most kMaxWaiting.
     std::shared_ptr<std::atomic<int>> waiting_ = std::make_shared<std::atomic<int>>(0);
     static constexpr int kMaxWaiting = 256;

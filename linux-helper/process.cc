@@ -269,6 +269,7 @@ void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command
 // helper's end.
 [[noreturn]] void serve_sandbox(const Pid1Start& s, const SignalRelay& signals, Fd handoff, pid_t command) {
     std::optional<NotificationServer> mediator;
+    if (s.command.transparent) s.command.transparent->serve_resolver();
     for (;;) {
         // The status pipe for POLLERR only: the helper is gone.
         pollfd fds[4] = {{signals.fd(), POLLIN, 0}, {handoff.get(), POLLIN, 0}, {-1, POLLIN, 0}, {s.status_pipe, 0, 0}};
@@ -282,7 +283,8 @@ void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command
         if (fds[1].revents & POLLIN) {
             Fd listener = receive_fd(handoff.get());
             if (listener.valid())
-                mediator.emplace(std::move(listener), s.command.recorder, s.command.host_unix_sockets);
+                mediator.emplace(std::move(listener), s.command.recorder, s.command.host_unix_sockets,
+                                 s.command.transparent);
             handoff.reset();
         } else if (fds[1].revents & (POLLHUP | POLLERR)) {
             handoff.reset();

@@ -22,6 +22,8 @@
 
 namespace sbx::helper {
 
+struct TransparentTcp;  // transparent.h
+
 // Applies the command process's own layers (cwd, capabilities,
 // no_new_privs, Landlock, seccomp, in that order) and returns the seccomp
 // listener (invalid when there is none).  Throws Error.
@@ -33,8 +35,9 @@ class Recorder;
 struct Command {
     char* const* argv;
     const Status& status;
-    Recorder* recorder = nullptr;    // pid 1's denial recorder (recorder.h), if any
-    bool host_unix_sockets = false;  // the host's pathname UNIX sockets reachable (network.h UnixMediator)
+    Recorder* recorder = nullptr;           // pid 1's denial recorder (recorder.h), if any
+    bool host_unix_sockets = false;         // the host's pathname UNIX sockets reachable (network.h UnixMediator)
+    TransparentTcp* transparent = nullptr;  // --transparent-tcp (transparent.h): pid 1 serves its resolver
 };
 
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs

@@ -340,7 +340,8 @@ void Recorder::finish() {
     omitted_ = 0;
 }
 
-NotificationServer::NotificationServer(Fd listener, Recorder* recorder, bool host_unix_sockets)
+NotificationServer::NotificationServer(Fd listener, Recorder* recorder, bool host_unix_sockets,
+                                       const TransparentTcp* transparent)
     : listener_(std::move(listener)), recorder_(recorder) {
     if (!listener_.valid()) throw sbx::Error("seccomp: pid 1 got no listener");
     seccomp_notif_sizes sizes{};
@@ -349,7 +350,7 @@ NotificationServer::NotificationServer(Fd listener, Recorder* recorder, bool hos
     notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
     resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
     if (!recorder_ || recorder_->network() == sbx::Network::Limited)
-        mediator_.emplace(listener_.get(), resp_size_, host_unix_sockets);
+        mediator_.emplace(listener_.get(), resp_size_, host_unix_sockets, transparent);
     // The caller and pid 1 switch on one CPU (Linux 6.6); older kernels: EINVAL, ignored.
     if (recorder_) ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }
@@ -368,7 +369,7 @@ void NotificationServer::handle() {
             if (errno == EINTR || errno == ENOENT) continue;  // the caller went away
             fail_errno(kStep, "receiving a seccomp notification");
         }
-        if (mediator_ && request->data.nr == SYS_connect) {
+        if (mediator_ && (request->data.nr == SYS_connect || request->data.nr == SYS_getpeername)) {
             mediator_->serve(*request);
         } else {
             observe(*request);

@@ -163,8 +163,9 @@ private:
 // the connect mediator (network limited) or the recorder.
 class NotificationServer {
 public:
-    // host_unix_sockets: the UnixMediator's (network.h).
-    NotificationServer(Fd listener, Recorder* recorder, bool host_unix_sockets = false);
+    // host_unix_sockets, transparent: the UnixMediator's (network.h).
+    NotificationServer(Fd listener, Recorder* recorder, bool host_unix_sockets = false,
+                       const TransparentTcp* transparent = nullptr);
     // Poll this for POLLIN, then call handle().
     int fd() const { return listener_.get(); }
     // One notification, answered.  Throws Error only when the listener fails.

@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* kStep = "seccomp";
 
-std::span<const sock_filter> program_for(sbx::Network network, Watch watch) {
+std::span<const sock_filter> program_for(sbx::Network network, Watch watch, bool transparent) {
     const bool record = watch == Watch::Everything;
     switch (network) {
         case sbx::Network::Restricted:
@@ -31,6 +31,9 @@ std::span<const sock_filter> program_for(sbx::Network network, Watch watch) {
             return watch == Watch::Network ? std::span<const sock_filter>(filters::kRestrictedWatched)
                                            : filters::kRestricted;
         case sbx::Network::Limited:
+            if (transparent)
+                return record ? std::span<const sock_filter>(filters::kLimitedTransparentRecorded)
+                              : filters::kLimitedTransparent;
             return record ? std::span<const sock_filter>(filters::kLimitedRecorded) : filters::kLimited;
         case sbx::Network::Full: break;
     }
@@ -44,8 +47,8 @@ bool notifies(sbx::Network network, Watch watch) {
            (watch == Watch::Network && network == sbx::Network::Restricted);
 }
 
-Fd install_seccomp(const sbx::CanonicalPolicy& policy, Watch watch) {
-    const std::span<const sock_filter> program = program_for(policy.network, watch);
+Fd install_seccomp(const sbx::CanonicalPolicy& policy, Watch watch, bool transparent) {
+    const std::span<const sock_filter> program = program_for(policy.network, watch, transparent);
     sock_fprog prog{};
     prog.len = static_cast<unsigned short>(program.size());
     prog.filter = const_cast<sock_filter*>(program.data());  // the kernel only reads it

@@ -15,7 +15,8 @@
 //               empty namespace and refuses every connect.
 //   limited     socket() for AF_INET, AF_INET6 and AF_UNIX (STREAM, SEQPACKET);
 //               every connect() is handed to the UnixMediator (network.h)
-//               through a seccomp user-notification listener.
+//               through a seccomp user-notification listener (and with
+//               transparent TCP every getpeername(), transparent.h).
 //   full        no socket rules.
 // Unix datagram sockets are refused in restricted and limited: a datagram
 // socket can send to any pathname address (sendto/sendmsg), and the address in
@@ -37,7 +38,9 @@ enum class Watch { None, Network, Everything };
 // Loads the filter into the calling thread, which must have no_new_privs set
 // (set_no_new_privs(), caps.h; or CAP_SYS_ADMIN).  Returns the user-notification listener when the filter
 // notifies (network limited, or a Watch that applies), else an invalid Fd.  Throws sbx::Error naming the step.
-Fd install_seccomp(const sbx::CanonicalPolicy&, Watch = Watch::None);
+// transparent (network limited, --transparent-tcp): getpeername() goes to
+// pid 1 as well (transparent.h).
+Fd install_seccomp(const sbx::CanonicalPolicy&, Watch = Watch::None, bool transparent = false);
 
 // Whether that filter notifies, so that pid 1 must serve a listener.
 bool notifies(sbx::Network, Watch);

@@ -148,7 +148,9 @@ enum class Network { Restricted, Limited, Full };
 // and sendto with an address notify pid 1, which makes an inet socket in an
 // empty network namespace of its own and installs it in the caller, records
 // the destination of a connect or sendto and refuses it (recorder.h).
-Ctx build(Network network, bool record, bool watch_network) {
+// transparent (limited): getpeername notifies pid 1 too, which answers for
+// the sockets it connected through the proxy (transparent.h).
+Ctx build(Network network, bool record, bool watch_network, bool transparent = false) {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) fail("seccomp_init failed", ENOMEM);
     // Only the native ABI is in the filter: a syscall through i386 (int 0x80)
@@ -229,6 +231,7 @@ Ctx build(Network network, bool record, bool watch_network) {
             // Every connect goes to the mediator, which performs it itself on a
             // duplicate of the socket (network.cc).
             add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
+            if (transparent) add(ctx, SCMP_ACT_NOTIFY, Named{"getpeername", SYS_getpeername});
             break;
     }
     if (record) notify_file_writes(ctx);
@@ -236,8 +239,8 @@ Ctx build(Network network, bool record, bool watch_network) {
 }
 
 // The program, exported through a pipe (libseccomp writes it to an fd).
-std::vector<sock_filter> program(Network network, bool record, bool watch_network) {
-    Ctx ctx = build(network, record, watch_network);
+std::vector<sock_filter> program(Network network, bool record, bool watch_network, bool transparent = false) {
+    Ctx ctx = build(network, record, watch_network, transparent);
     int ends[2];
     if (::pipe(ends) != 0) fail("pipe", errno);
     int rc = seccomp_export_bpf(ctx.get(), ends[1]);
@@ -280,6 +283,8 @@ int main(int argc, char** argv) {
             {"kRestrictedWatched", program(Network::Restricted, false, true)},
             {"kRestrictedRecorded", program(Network::Restricted, true, true)},
             {"kLimitedRecorded", program(Network::Limited, true, false)},
+            {"kLimitedTransparent", program(Network::Limited, false, false, true)},
+            {"kLimitedTransparentRecorded", program(Network::Limited, true, false, true)},
             {"kFullRecorded", program(Network::Full, true, false)},
         };
         const std::string tmp = std::string(argv[1]) + ".tmp";

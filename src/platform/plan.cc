@@ -25,7 +25,9 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     // under restricted each network attempt with its destination.
     if (record_denials) args.emplace_back("--record-denials");
     else if (policy.network == Network::Restricted) args.emplace_back("--record-network");
-    if (policy.by_name()) args.insert(args.end(), {"--proxy-fd", std::to_string(kHelperProxyFd)});
+    // By name: the proxy, and every TCP connect carried to it (transparent TCP:
+    // programs that ignore the proxy variables reach allowed names too).
+    if (policy.by_name()) args.insert(args.end(), {"--proxy-fd", std::to_string(kHelperProxyFd), "--transparent-tcp"});
     args.insert(args.end(), {"--sandbox-policy", to_json(policy).dump()});
     return args;
 }
