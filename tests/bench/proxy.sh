@@ -9,7 +9,12 @@
 # alternate so that a machine whose speed drifts treats both alike; the line
 # gives the best of RUNS of each and the ratio of the throughputs (direct
 # time / proxied time; the target is >= 0.8), and the median of the per-pair
-# ratios.  Figures, not assertions.
+# ratios.  Then transparent TCP (curl told to ignore the proxy variables, so
+# that the helper carries its connect to the proxy as a SOCKS5 CONNECT) on the
+# host's non-loopback address, against direct and through the proxy
+# variables to the same address: the same download, and the setup cost of a
+# connection (CONNS requests of a few bytes, each its own connection, in one
+# curl).  Figures, not assertions.
 set -u
 build=$(cd "${1:-build}" && pwd) || exit 1
 SIZE=${2:-1G}
@@ -36,7 +41,12 @@ class Blob(http.server.BaseHTTPRequestHandler):
             self.connection.sendfile(f)
     def log_message(self, *a):
         pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Blob)
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+http.server.ThreadingHTTPServer.request_queue_size = 128  # connections made back to back: no SYN dropped
+s = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Blob)  # loopback and the host's address
 open(ready + ".tmp", "w").write(str(s.server_address[1]))
 os.rename(ready + ".tmp", ready)
 s.serve_forever()
@@ -59,3 +69,52 @@ best_d=$best_first best_p=$best_second
 echo "proxy.sh: $SIZE from a loopback server, best of $RUNS (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '  direct %6s ms   through the proxy %6s ms   throughput ratio %s (median of pairs %s)\n' \
     "$best_d" "$best_p" "$(ratio "$best_d" "$best_p")" "$pair_ratio"
+
+# Transparent TCP: on the host's first non-loopback IPv4 address.
+host_ip=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub("/.*", "", $4); print $4; exit}')
+if [ -z "$host_ip" ]; then
+    echo "  transparent TCP: skipped (the host has no non-loopback IPv4 address)"
+    exit 0
+fi
+CONNS=${CONNS:-200}
+at=http://$host_ip:$port
+allow=(--allow-domain "$host_ip")
+direct=$(q curl -sSf --noproxy '*' -o /dev/null "$at/blob")
+variables=$(q "$SBX" run "${allow[@]}" -- curl -sSf --noproxy '' -o /dev/null "$at/blob")
+transparent=$(q "$SBX" run "${allow[@]}" -- curl -sSf --noproxy '*' -o /dev/null "$at/blob")
+in_turn "$RUNS" "$variables" "$transparent"
+best_v=$best_first best_t=$best_second
+printf '  at %s: through the proxy variables %6s ms   transparent %6s ms   ratio %s (median of pairs %s)\n' \
+    "$host_ip" "$best_v" "$best_t" "$(ratio "$best_v" "$best_t")" "$pair_ratio"
+# Setup: CONNS connections opened and closed one after the other, each
+# timed by the program itself, in the sandbox: through the proxy by hand (a SOCKS5 CONNECT to 127.0.0.1:3128, what a
+# proxy-aware client does) and transparently (a plain connect).
+cat >"$d/setup.py" <<'PROGRAM'
+import socket, struct, sys, time
+how, host, port, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def socks():
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"\x05\x01\x00")
+    s.recv(2)
+    s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(host) + struct.pack("!H", port))
+    s.recv(10)
+    return s
+connect = socks if how == "socks" else lambda: socket.create_connection((host, port))
+connect().close()  # warm
+t = time.perf_counter()
+for _ in range(n):
+    connect().close()
+print(round((time.perf_counter() - t) / n * 1e6))
+PROGRAM
+best_of() {  # CMD...: the least of RUNS runs' microseconds per connection
+    local best="" us
+    for _ in $(seq "$RUNS"); do
+        us=$("$@" 2>/dev/null)
+        if [ -z "$best" ] || [ "$us" -lt "$best" ]; then best=$us; fi
+    done
+    echo "$best"
+}
+us_socks=$(best_of "$SBX" run "${allow[@]}" -- python3 "$d/setup.py" socks "$host_ip" "$port" "$CONNS")
+us_transparent=$(best_of "$SBX" run "${allow[@]}" -- python3 "$d/setup.py" transparent "$host_ip" "$port" "$CONNS")
+printf '  a connection (best of %s runs of %s): SOCKS5 by hand %s us, transparent %s us; by hand / transparent %s\n' \
+    "$RUNS" "$CONNS" "$us_socks" "$us_transparent" "$(ratio "$us_socks" "$us_transparent")"
