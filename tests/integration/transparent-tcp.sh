@@ -11,8 +11,10 @@
 # refuses fails at once with EPERM; the host's loopback stays out of reach;
 # names resolve only through the sandbox's resolver (synthetic addresses,
 # /etc/resolv.conf read-only); UDP elsewhere finds no route; the flag without
-# a proxy, or with an HTTP proxy alone, is refused (125, one line).  Then
-# sbx run --allow-domain, where it is the default.  Also run as uid 65534
+# a proxy, or with an HTTP proxy alone, is refused (125, one line).  With
+# CODEX_LINUX_SANDBOX_0171 (Codex 0.171's own helper, .ci/fetch-codex DIR
+# 0.171.0) and bwrap, the same probe through it for comparison.  Then sbx run
+# --allow-domain, where it is the default.  Also run as uid 65534
 # (unprivileged.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -109,6 +111,28 @@ is "... a raw socket reaches allowed names (IPv4, IPv6, non-blocking) and addres
 is "... nothing on stderr" "" "$(cat "$d/stderr")"
 is "... the proxy saw each as a CONNECT to the name and the port (4 allowed, the refused name at least once)" \
     "4 yes" "$(grep -c "^allowed.test $banner ok$" "$d/requests") $(grep -q "^denied.test $banner refused$" "$d/requests" && echo yes)"
+
+# Codex 0.171's own helper gives the same answers but one: a refused name
+# is ECONNRESET there (its TCP stack accepted the connection before asking
+# the proxy), EPERM here, the word of a sandbox denial Codex looks for.
+codex=${CODEX_LINUX_SANDBOX_0171:-}
+if [ -z "$codex" ] || [ ! -x "$codex" ]; then
+    skip "Codex 0.171's own helper answers the same" "not here (set CODEX_LINUX_SANDBOX_0171; .ci/fetch-codex DIR 0.171.0)"
+elif ! command -v bwrap >/dev/null; then
+    skip "Codex 0.171's own helper answers the same" "no bwrap (bubblewrap), which it runs"
+else
+    theirs=$(cd "$ws" && env -i PATH=/usr/bin:/bin "${socks_env[@]}" "$codex" --transparent-tcp --sandbox-policy-cwd "$ws" \
+        --command-cwd "$ws" --permission-profile "$profile" --managed-network "$managed" -- \
+        python3 probe.py "$banner" $host_ip 2>&1)
+fi
+if [ -n "$codex" ] && command -v bwrap >/dev/null && [[ $theirs == *"panicked at"* ]]; then
+    # Seen as uid 65534 on Debian 12: "failed to create private TCP namespace:
+    # Permission denied"; ours runs there.
+    skip "Codex 0.171's own helper answers the same" "it cannot run transparent TCP here: $(sed -n '/panicked at/{n;p;q}' <<<"$theirs")"
+elif [ -n "$codex" ] && command -v bwrap >/dev/null; then
+    is "Codex 0.171's own helper answers the same, but ECONNRESET for the refused name" \
+        "${expected/refused name: EPERM/refused name: ECONNRESET}" "$theirs"
+fi
 
 out=$(helper_run "${socks_env[@]}" -- bash -c "exec 3<>/dev/tcp/allowed.test/$banner && head -1 <&3" 2>&1)
 is "... bash's /dev/tcp (getaddrinfo, then connect) reaches an allowed name" "banner from the host" "$out"
