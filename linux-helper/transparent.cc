@@ -328,9 +328,7 @@ void TransparentTcp::bind_resolver() {
 }
 
 void TransparentTcp::install_resolv_conf() {
-    const std::string fix =
-        "give the policy read access to /etc/resolv.conf, or run without --transparent-tcp (the proxy variables "
-        "still work)";
+    const std::string fix = "give the policy read access to /etc/resolv.conf (and to the file it links to)";
     char real[PATH_MAX];
     struct stat st {};
     if (::realpath("/etc/resolv.conf", real) == nullptr || ::stat(real, &st) != 0 || !S_ISREG(st.st_mode))
