@@ -126,15 +126,44 @@ std::string to_string(const Address& a) {
 }
 
 std::string_view special_range(const Address& a) {
+    // First match wins: the metadata endpoints before the ranges around them.
     static const std::pair<const char*, const char*> kRanges[] = {
-        {"0.0.0.0/8", "unspecified"}, {"127.0.0.0/8", "loopback"},   {"10.0.0.0/8", "private"},
-        {"172.16.0.0/12", "private"}, {"192.168.0.0/16", "private"}, {"169.254.0.0/16", "link-local"},
-        {"100.64.0.0/10", "shared"},  {"224.0.0.0/4", "multicast"},  {"240.0.0.0/4", "reserved"},
-        {"::/128", "unspecified"},    {"::1/128", "loopback"},       {"fe80::/10", "link-local"},
-        {"fc00::/7", "unique-local"}, {"ff00::/8", "multicast"},
+        {"168.63.129.16/32", "cloud-metadata"},  // Azure's wire server
+        {"192.0.0.192/32", "cloud-metadata"},    // Oracle Cloud's
+        {"fd00:ec2::/32", "cloud-metadata"},     // AWS's IPv6 endpoint (fd00:ec2::254)
+        {"0.0.0.0/8", "unspecified"},
+        {"127.0.0.0/8", "loopback"},
+        {"10.0.0.0/8", "private"},
+        {"172.16.0.0/12", "private"},
+        {"192.168.0.0/16", "private"},
+        {"169.254.0.0/16", "link-local"},
+        {"100.64.0.0/10", "shared"},
+        {"224.0.0.0/4", "multicast"},
+        {"240.0.0.0/4", "reserved"},
+        {"::/128", "unspecified"},
+        {"::1/128", "loopback"},
+        {"fe80::/10", "link-local"},
+        {"fc00::/7", "unique-local"},
+        {"ff00::/8", "multicast"},
+        {"64:ff9b:1::/48", "nat64"},  // local-use NAT64: where its IPv4 address sits varies
+        {"2001::/32", "teredo"},      // its IPv4 addresses obfuscated
     };
     for (const auto& [range, name] : kRanges)
         if (in_range(*parse_range(range), a)) return name;
+    // IPv4 carried in IPv6: the embedded address decides.
+    static const std::pair<const char*, std::size_t> kEmbedding[] = {
+        {"64:ff9b::/96", 12},  // NAT64, RFC 6052
+        {"2002::/16", 2},      // 6to4, RFC 3056
+        {"::/96", 12},         // IPv4-compatible (deprecated)
+    };
+    for (const auto& [range, at] : kEmbedding) {
+        if (!in_range(*parse_range(range), a)) continue;
+        Address embedded;
+        embedded.v4 = true;
+        embedded.bytes[10] = embedded.bytes[11] = 0xff;
+        std::copy_n(a.bytes.begin() + static_cast<std::ptrdiff_t>(at), 4, embedded.bytes.begin() + 12);
+        return special_range(embedded);
+    }
     return "";
 }
 
@@ -179,10 +208,12 @@ Decision decide_host(const DomainRules& rules, std::string_view requested) {
     return {false, fmt::format("no allow-domain matches {}", host), "--allow-domain " + host};
 }
 
-Decision decide_address(const DomainRules& rules, std::string_view host, const Address& a) {
+Decision decide_address(const DomainRules& rules, std::string_view host, const Address& a,
+                        const std::vector<Address>& own) {
     const std::string text = to_string(a);
     if (const auto* p = find_address(rules.deny, a)) return deny(*p);
-    const std::string_view range = special_range(a);
+    std::string_view range = special_range(a);
+    if (range.empty() && std::find(own.begin(), own.end(), a) != own.end()) range = "host-interface";
     if (range.empty()) return {true, "", ""};
     if (const auto* p = find_address(rules.allow, a)) return {true, "allow-domain " + *p, ""};
     return {false, fmt::format("{} resolves to {}, a {} address", normalize_host(host), text, range),

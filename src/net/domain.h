@@ -11,10 +11,12 @@
 // Names are compared in lower case without a final dot.  deny-domain wins
 // over allow-domain.  A name passes when an allow pattern matches it and no
 // deny pattern does; an IP literal only when an address or range pattern
-// covers it.  A name that passed is resolved by sbx, and an address in the
-// loopback, private, link-local, shared (100.64/10), unique-local or
-// unspecified ranges is used only when an allow pattern covers that address
-// (DNS rebinding); an address a deny pattern covers is never used.
+// covers it.  A name that passed is resolved by sbx, and an address in a
+// special range (special_range: loopback, private, link-local, shared
+// 100.64/10, unique-local, unspecified, the clouds' metadata endpoints, IPv4
+// embedded in IPv6 in such a range) or assigned to one of the host's own
+// interfaces is used only when an allow pattern covers that address (DNS
+// rebinding); an address a deny pattern covers is never used.
 #pragma once
 
 #include <array>
@@ -50,8 +52,13 @@ std::optional<Address> parse_address(std::string_view text);
 std::string to_string(const Address&);
 
 // The special range an address is in ("loopback", "private", "link-local",
-// "unspecified", "shared", "unique-local", "multicast"), or "" for a
-// public address.
+// "unspecified", "shared", "unique-local", "multicast", "reserved",
+// "cloud-metadata" for the metadata endpoints outside link-local
+// (168.63.129.16, 192.0.0.192, fd00:ec2::/32), "nat64" and "teredo" for
+// translation prefixes whose IPv4 address cannot be told), or "" for a
+// public address.  An IPv6 address that embeds an IPv4 one (NAT64
+// 64:ff9b::/96, 6to4 2002::/16, IPv4-compatible ::/96; IPv4-mapped addresses
+// are IPv4 already) is in the range of the address it embeds.
 std::string_view special_range(const Address&);
 
 struct DomainRules {
@@ -75,7 +82,10 @@ struct Decision {
 Decision decide_host(const DomainRules&, std::string_view host);
 
 // The decision for one address host resolved to (host passed decide_host).
-Decision decide_address(const DomainRules&, std::string_view host, const Address&);
+// own: the addresses of the host's own interfaces (a service bound to
+// 0.0.0.0 answers there as on the loopback), refused like a special range.
+Decision decide_address(const DomainRules&, std::string_view host, const Address&,
+                        const std::vector<Address>& own = {});
 
 // The variables the command gets so that its tools use the proxy at
 // 127.0.0.1:port (listed in sbx(1)).

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,6 +18,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -315,6 +317,33 @@ void AllowlistProxy::State::serve(Fd accepted) {
     else serve_http(client, std::move(head));
 }
 
+namespace {
+
+// The text of an IPv4 or IPv6 socket address's address, as Address.
+std::optional<Address> address_of(const sockaddr* sa) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = nullptr;
+    if (sa->sa_family == AF_INET) raw = &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr;
+    else if (sa->sa_family == AF_INET6) raw = &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
+    if (raw == nullptr || ::inet_ntop(sa->sa_family, raw, text, sizeof text) == nullptr) return std::nullopt;
+    return parse_address(text);
+}
+
+// The addresses of the host's own interfaces, now: a service bound to
+// 0.0.0.0 answers on each of them as on the loopback (domain.h).
+std::vector<Address> host_addresses() {
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return {};
+    const std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> owned(list, ::freeifaddrs);
+    std::vector<Address> out;
+    for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next)
+        if (i->ifa_addr != nullptr)
+            if (auto a = address_of(i->ifa_addr)) out.push_back(*a);
+    return out;
+}
+
+}  // namespace
+
 Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -329,15 +358,11 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
     why = Failure::Unreachable;
     bool any_allowed = false;
+    const std::vector<Address> own = host_addresses();
     for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
-        char text[INET6_ADDRSTRLEN] = {};
-        const void* raw = a->ai_family == AF_INET
-                              ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
-                              : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr);
-        if (::inet_ntop(a->ai_family, raw, text, sizeof text) == nullptr) continue;
-        const auto address = parse_address(text);
+        const auto address = address_of(a->ai_addr);
         if (!address) continue;
-        const Decision d = decide_address(rules, t.host, *address);
+        const Decision d = decide_address(rules, t.host, *address, own);
         if (!d.allowed) {
             if (!any_allowed && refusal.rule.empty()) refusal = d;
             continue;

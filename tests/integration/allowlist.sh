@@ -276,6 +276,43 @@ touch "$ws/go"
 wait $run_pid
 is "the run ended" 0 "$?"
 is "after the run, sbx and the helper listen on nothing of the host" "" "$(ours)"
+# The host's own interface addresses (issue 36): a service bound to 0.0.0.0
+# answers on each of them as on the loopback, so a name that resolves to one
+# is refused unless that address is allowed as well.  On an address of a
+# network namespace made for this check (with its own /etc/hosts naming
+# own.test), never on the machine's real ones; root only (unshare).
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null; then
+    printf '127.0.0.1 localhost\n203.0.113.5 own.test\n' >"$d/hosts"
+    chmod 644 "$d/hosts"
+    cat >"$d/own.sh" <<SH
+set -e
+mount --make-rprivate /
+mount --bind "$d/hosts" /etc/hosts
+ip link set lo up
+ip addr add 203.0.113.5/32 dev lo
+"$python" -c '
+import http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "4"); self.end_headers(); self.wfile.write(b"own\n")
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("0.0.0.0", 0), H)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()' "$d/own-port" &
+while [ ! -e "$d/own-port" ]; do sleep 0.01; done
+port=\$(cat "$d/own-port")
+cd "$ws"
+"$SBX" run --allow-domain own.test -- curl --noproxy '' -sS -i "http://own.test:\$port/" 2>/dev/null | tr -d '\r' | grep -m1 '^X-Sbx-Denied:' || true
+"$SBX" run --allow-domain own.test --allow-domain 203.0.113.5 -- curl --noproxy '' -sS "http://own.test:\$port/" 2>&1 || true
+kill %1
+SH
+    out=$(unshare -n -m bash "$d/own.sh" 2>&1)
+    is "a name that resolves to one of the host's own addresses: refused, then reached once that address is allowed" \
+        "X-Sbx-Denied: own.test resolves to 203.0.113.5, a host-interface address
+own" "$out"
+else
+    skip "a name that resolves to one of the host's own addresses is refused" "needs root (unshare -n -m) and ip"
+fi
 kill $servers_pid
 wait $servers_pid 2>/dev/null
 done_testing

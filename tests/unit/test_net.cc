@@ -125,6 +125,42 @@ TEST_CASE("addresses: special ranges only when allowed as such (DNS rebinding)")
           "deny-domain 93.184.0.0/16");
 }
 
+TEST_CASE("addresses: the clouds' metadata endpoints, IPv4 carried in IPv6, the host's own (issue 36)") {
+    auto addr = [](const char* s) { return *parse_address(s); };
+    // Metadata endpoints outside link-local (169.254.169.254 is link-local already).
+    CHECK(special_range(addr("168.63.129.16")) == "cloud-metadata");
+    CHECK(special_range(addr("192.0.0.192")) == "cloud-metadata");
+    CHECK(special_range(addr("fd00:ec2::254")) == "cloud-metadata");
+    CHECK(special_range(addr("168.63.129.17")) == "");
+    CHECK(special_range(addr("100.100.100.200")) == "shared");  // Alibaba's, in 100.64/10
+    // IPv4 embedded in IPv6: the embedded address's range.
+    CHECK(special_range(addr("64:ff9b::7f00:1")) == "loopback");       // NAT64 of 127.0.0.1
+    CHECK(special_range(addr("64:ff9b::a9fe:a9fe")) == "link-local");  // of 169.254.169.254
+    CHECK(special_range(addr("64:ff9b::808:808")) == "");              // of 8.8.8.8: public
+    CHECK(special_range(addr("2002:7f00:1::1")) == "loopback");        // 6to4 of 127.0.0.1
+    CHECK(special_range(addr("2002:c0a8:101::1")) == "private");       // of 192.168.1.1
+    CHECK(special_range(addr("2002:808:808::1")) == "");
+    CHECK(special_range(addr("::7f00:1")) == "loopback");  // IPv4-compatible
+    CHECK(special_range(addr("::a00:1")) == "private");
+    CHECK(special_range(addr("::ffff:10.0.0.1")) == "private");  // mapped: IPv4 already
+    CHECK(special_range(addr("64:ff9b:1::a00:1")) == "nat64");
+    CHECK(special_range(addr("2001:0:4136:e378::1")) == "teredo");
+    CHECK(special_range(addr("2001:db8::1")) == "");
+
+    // The host's own interface addresses: refused unless an allow pattern covers them.
+    const std::vector<Address> own{addr("203.0.113.5"), addr("2001:db8::5")};
+    const DomainRules r = rules({"example.com"});
+    const Decision d = decide_address(r, "example.com", addr("203.0.113.5"), own);
+    CHECK_FALSE(d.allowed);
+    CHECK(d.rule == "example.com resolves to 203.0.113.5, a host-interface address");
+    CHECK(d.fix == "--allow-domain 203.0.113.5");
+    CHECK_FALSE(decide_address(r, "example.com", addr("2001:db8::5"), own).allowed);
+    CHECK(decide_address(r, "example.com", addr("203.0.113.6"), own).allowed);
+    CHECK(decide_address(rules({"example.com", "203.0.113.0/24"}), "example.com", addr("203.0.113.5"), own).allowed);
+    CHECK(decide_address(r, "example.com", addr("64:ff9b::7f00:1"), own).rule ==
+          "example.com resolves to 64:ff9b::7f00:1, a loopback address");
+}
+
 TEST_CASE("the command's proxy variables") {
     const auto env = proxy_environment(3128);
     CHECK(env.at("HTTP_PROXY") == "http://127.0.0.1:3128");
