@@ -5,13 +5,17 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "platform/container.h"
 #include "platform/probes.h"
 #include "policy/policy.h"
 #include "report/denial.h"
@@ -94,6 +98,13 @@ std::string landlock_text(int abi) {
 // How another ABI's getpid ends without a filter, in words.
 std::string abi_text(const probes::Finding& f) { return f.ok ? "reaches the kernel" : f.detail; }
 
+// A whole file, NUL bytes included (/proc/1/environ); nullopt when unreadable.
+std::optional<std::string> read_whole_file(const char* path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 int doctor_command(const DoctorArgs& args) {
@@ -137,6 +148,19 @@ int doctor_command(const DoctorArgs& args) {
     const auto apparmor = read_small_file("/sys/module/apparmor/parameters/enabled");
     report["apparmor"] = {{"enabled", apparmor ? json(*apparmor == "Y") : json(nullptr)},
                           {"restrict_unprivileged_userns", restrict_userns ? json(*restrict_userns) : json(nullptr)}};
+    // A container (Docker's, Podman's defaults allow no new namespaces), and
+    // what a sandbox still is without namespaces (platform/container.h).
+    const container::Finding in_container =
+        container::detect({.dockerenv = ::access("/.dockerenv", F_OK) == 0,
+                           .containerenv = ::access("/run/.containerenv", F_OK) == 0,
+                           .pid1_environ = read_whole_file("/proc/1/environ"),
+                           .self_status = read_whole_file("/proc/self/status")});
+    const container::WithoutNamespaces without = container::without_namespaces(abi);
+    report["container"] = {{"engine", in_container.engine ? json(*in_container.engine) : json(nullptr)},
+                           {"seccomp_filtered", in_container.seccomp_filtered},
+                           {"no_new_privs", in_container.no_new_privs}};
+    if (!unprivileged.ok)
+        report["without_namespaces"] = {{"enforced", without.enforced}, {"not_enforced", without.not_enforced}};
 
     // Root's --limit-procs is a pids cgroup (linux-helper/cgroup.h); other
     // users' is RLIMIT_NPROC in their user namespace.
@@ -209,15 +233,23 @@ int doctor_command(const DoctorArgs& args) {
                io_uring ? "kernel.io_uring_disabled=" + *io_uring : std::string("no kernel.io_uring_disabled"));
     fmt::print("user namespaces:  {} (unprivileged users: {})\n", yes_no(userns),
                unprivileged.ok ? std::string("yes") : "no: " + unprivileged.detail);
-    if (!unprivileged.ok)
+    if (!unprivileged.ok) {
         fmt::print(
-            "                  without them sbx refuses workspace sandboxes unless --allow-unprotected, "
-            "which does not enforce protected paths nor metadata changes\n");
+            "                  without them sbx refuses sandboxes that need them; --allow-unprotected runs with "
+            "Landlock and seccomp alone\n");
+        fmt::print("                  enforced then: {}\n", fmt::join(without.enforced, "; "));
+        fmt::print("                  not enforced:  {}\n", fmt::join(without.not_enforced, "; "));
+    }
     fmt::print("apparmor:         {}{}\n",
                !apparmor          ? "not in this kernel"
                : *apparmor == "Y" ? "enabled"
                                   : "not enabled",
                restrict_userns ? "; kernel.apparmor_restrict_unprivileged_userns=" + *restrict_userns : "");
+    fmt::print("container:        {}{}\n",
+               in_container.engine ? "yes: " + *in_container.engine : std::string("none seen"),
+               in_container.seccomp_filtered
+                   ? std::string("; sbx itself runs under a seccomp filter (as a container's processes do)")
+                   : std::string());
     fmt::print("cgroup:           {}; --limit-procs as root: {}\n",
                cgroup2 ? "v2 at " + *cgroup2 : std::string("no cgroup v2"),
                !root     ? std::string("not root (other users: RLIMIT_NPROC in their user namespace)")
