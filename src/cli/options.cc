@@ -127,7 +127,7 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
                "with only loopback), full");
     add.option("--allow-domain", text.allow_domain,
                "Let the command reach this host through sbx's proxy (example.com, *.example.com for the names "
-               "below it, an address or a range); implies -n limited (repeatable)");
+               "below it, an address or a range, each with an optional :PORT); implies -n limited (repeatable)");
     add.option("--deny-domain", text.deny_domain,
                "Refuse this host even where --allow-domain allows it (same patterns; repeatable)");
     add.option("-w,--writable-root", text.writable_roots,

@@ -70,6 +70,50 @@ bool in_range(const Range& r, const Address& a) {
     return true;
 }
 
+// A pattern's parts: what it names (a name, *.NAME, an address, a range)
+// and its port, if it has one ("example.com:443", "[::1]:8080",
+// "10.0.0.0/8:22"; an IPv6 address with a port is bracketed).  bad_port:
+// a port that is not 1-65535.
+struct Parts {
+    std::string_view what;
+    std::optional<std::uint16_t> port;
+    bool bad_port = false;
+};
+
+Parts split_port(std::string_view p) {
+    Parts parts{p, std::nullopt, false};
+    std::size_t colon = std::string_view::npos;
+    if (p.starts_with('[')) {
+        const auto close = p.find(']');
+        if (close == std::string_view::npos || close + 1 == p.size()) return parts;
+        parts.what = p.substr(0, close + 1);
+        if (p[close + 1] != ':') {
+            parts.bad_port = true;
+            return parts;
+        }
+        colon = close + 1;
+    } else if (const auto slash = p.find('/'); slash != std::string_view::npos) {
+        colon = p.find(':', slash);
+    } else if (std::count(p.begin(), p.end(), ':') == 1) {
+        colon = p.find(':');
+    }
+    if (colon == std::string_view::npos) return parts;
+    parts.what = p.substr(0, colon);
+    const std::string_view digits = p.substr(colon + 1);
+    unsigned port = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || port < 1 || port > 65535)
+        parts.bad_port = true;
+    else parts.port = static_cast<std::uint16_t>(port);
+    return parts;
+}
+
+// Whether a pattern's port (none: any) admits the request's (0: not known,
+// which only a pattern without a port admits).
+bool port_admits(const std::optional<std::uint16_t>& pattern, std::uint16_t port) {
+    return !pattern || *pattern == port;
+}
+
 bool name_matches(const std::string& pattern, const std::string& host) {
     if (pattern.starts_with("*.")) {
         const std::string_view base = std::string_view(pattern).substr(1);  // ".example.com"
@@ -78,16 +122,22 @@ bool name_matches(const std::string& pattern, const std::string& host) {
     return pattern == host;
 }
 
-// The first pattern of list that matches host (a name) or covers address.
-const std::string* find_name(const std::vector<std::string>& list, const std::string& host) {
-    for (const auto& p : list)
-        if (!parse_range(p) && name_matches(p, host)) return &p;
+// The first pattern of list that matches host (a name) or covers address,
+// on port.
+const std::string* find_name(const std::vector<std::string>& list, const std::string& host, std::uint16_t port) {
+    for (const auto& p : list) {
+        const Parts parts = split_port(p);
+        if (!parse_range(parts.what) && name_matches(std::string(parts.what), host) && port_admits(parts.port, port))
+            return &p;
+    }
     return nullptr;
 }
 
-const std::string* find_address(const std::vector<std::string>& list, const Address& a) {
-    for (const auto& p : list)
-        if (auto r = parse_range(p); r && in_range(*r, a)) return &p;
+const std::string* find_address(const std::vector<std::string>& list, const Address& a, std::uint16_t port) {
+    for (const auto& p : list) {
+        const Parts parts = split_port(p);
+        if (auto r = parse_range(parts.what); r && in_range(*r, a) && port_admits(parts.port, port)) return &p;
+    }
     return nullptr;
 }
 
@@ -174,11 +224,12 @@ std::string normalize_host(std::string_view host) {
     return h;
 }
 
-std::string normalize_pattern(std::string_view pattern, std::string_view source) {
-    const std::string p = normalize_host(pattern);
-    auto bad = [&](std::string_view why) -> std::string {
-        throw Error(fmt::format("{}: '{}' {}", source, pattern, why));
-    };
+namespace {
+
+// What a pattern names, in its one spelling; bad() throws.
+template <typename Bad>
+std::string normalize_base(std::string_view what, Bad bad) {
+    const std::string p = normalize_host(what);
     if (p.empty()) return bad("is empty; give a name (example.com), *.NAME, an address or a range");
     if (auto r = parse_range(p)) {
         const std::string base = to_string(r->base);
@@ -188,34 +239,48 @@ std::string normalize_pattern(std::string_view pattern, std::string_view source)
     if (p == "*" || p == "*.") return bad("would allow every name; use -n full for the whole network");
     const std::string_view name = p.starts_with("*.") ? std::string_view(p).substr(2) : std::string_view(p);
     if (name.find(':') != std::string_view::npos)
-        return bad("has a port; patterns are names or addresses, any port is allowed");
+        return bad("is not a host name, *.NAME, an IP address or an address range (a port goes last: HOST:PORT)");
     if (name.find('*') != std::string_view::npos)
         return bad("has a '*' other than a leading '*.' (write *.example.com)");
     if (!valid_name(name)) return bad("is not a host name, *.NAME, an IP address or an address range");
     return p;
 }
 
-Decision decide_host(const DomainRules& rules, std::string_view requested) {
+}  // namespace
+
+std::string normalize_pattern(std::string_view pattern, std::string_view source) {
+    const Parts parts = split_port(pattern);
+    auto bad = [&](std::string_view why) -> std::string {
+        throw Error(fmt::format("{}: '{}' {}", source, pattern, why));
+    };
+    if (parts.bad_port) return bad("has a port that is not 1-65535 (write HOST:PORT, [IPv6]:PORT, RANGE:PORT)");
+    std::string what = normalize_base(parts.what, bad);
+    if (!parts.port) return what;
+    if (what.find(':') != std::string::npos && what.find('/') == std::string::npos) what = "[" + what + "]";
+    return fmt::format("{}:{}", what, *parts.port);
+}
+
+Decision decide_host(const DomainRules& rules, std::string_view requested, std::uint16_t port) {
     const std::string host = normalize_host(requested);
     if (auto a = parse_address(host)) {
-        if (const auto* p = find_address(rules.deny, *a)) return deny(*p);
-        if (const auto* p = find_address(rules.allow, *a)) return {true, "allow-domain " + *p, ""};
+        if (const auto* p = find_address(rules.deny, *a, port)) return deny(*p);
+        if (const auto* p = find_address(rules.allow, *a, port)) return {true, "allow-domain " + *p, ""};
         const std::string text = to_string(*a);
         return {false, fmt::format("no allow-domain names the address {}", text), "--allow-domain " + text};
     }
-    if (const auto* p = find_name(rules.deny, host)) return deny(*p);
-    if (const auto* p = find_name(rules.allow, host)) return {true, "allow-domain " + *p, ""};
+    if (const auto* p = find_name(rules.deny, host, port)) return deny(*p);
+    if (const auto* p = find_name(rules.allow, host, port)) return {true, "allow-domain " + *p, ""};
     return {false, fmt::format("no allow-domain matches {}", host), "--allow-domain " + host};
 }
 
 Decision decide_address(const DomainRules& rules, std::string_view host, const Address& a,
-                        const std::vector<Address>& own) {
+                        const std::vector<Address>& own, std::uint16_t port) {
     const std::string text = to_string(a);
-    if (const auto* p = find_address(rules.deny, a)) return deny(*p);
+    if (const auto* p = find_address(rules.deny, a, port)) return deny(*p);
     std::string_view range = special_range(a);
     if (range.empty() && std::find(own.begin(), own.end(), a) != own.end()) range = "host-interface";
     if (range.empty()) return {true, "", ""};
-    if (const auto* p = find_address(rules.allow, a)) return {true, "allow-domain " + *p, ""};
+    if (const auto* p = find_address(rules.allow, a, port)) return {true, "allow-domain " + *p, ""};
     return {false, fmt::format("{} resolves to {}, a {} address", normalize_host(host), text, range),
             "--allow-domain " + text};
 }

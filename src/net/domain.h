@@ -8,6 +8,10 @@
 //   *.example.com      every name below example.com, not example.com itself
 //   192.0.2.7, ::1     that address (an IP literal; "[::1]" is accepted)
 //   10.0.0.0/8, fd00::/8   every address in that range
+// each with an optional port: example.com:443, *.example.com:8443,
+// [::1]:8080, 10.0.0.0/8:22 (issue 36); without one, every port.  A deny
+// pattern with a port refuses that port only (deny github.com:22 with allow
+// github.com: https passes, ssh does not).
 // Names are compared in lower case without a final dot.  deny-domain wins
 // over allow-domain.  A name passes when an allow pattern matches it and no
 // deny pattern does; an IP literal only when an address or range pattern
@@ -78,14 +82,15 @@ struct Decision {
     std::string fix;
 };
 
-// The decision by name (or IP literal) for a request to host.
-Decision decide_host(const DomainRules&, std::string_view host);
+// The decision by name (or IP literal) for a request to host on port (0:
+// not known; then only patterns without a port apply).
+Decision decide_host(const DomainRules&, std::string_view host, std::uint16_t port = 0);
 
 // The decision for one address host resolved to (host passed decide_host).
 // own: the addresses of the host's own interfaces (a service bound to
 // 0.0.0.0 answers there as on the loopback), refused like a special range.
-Decision decide_address(const DomainRules&, std::string_view host, const Address&,
-                        const std::vector<Address>& own = {});
+Decision decide_address(const DomainRules&, std::string_view host, const Address&, const std::vector<Address>& own = {},
+                        std::uint16_t port = 0);
 
 // The variables the command gets so that its tools use the proxy at
 // 127.0.0.1:port (listed in sbx(1)).

@@ -362,7 +362,7 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
     for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
         const auto address = address_of(a->ai_addr);
         if (!address) continue;
-        const Decision d = decide_address(rules, t.host, *address, own);
+        const Decision d = decide_address(rules, t.host, *address, own, t.port);
         if (!d.allowed) {
             if (!any_allowed && refusal.rule.empty()) refusal = d;
             continue;
@@ -435,7 +435,7 @@ void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     }
     if (!target) return fail(400, "Bad Request", "sbx: no host:port in the request\n");
 
-    Decision d = decide_host(rules, target->host);
+    Decision d = decide_host(rules, target->host, target->port);
     if (!d.allowed) {
         deny(*target, d);
         send_all(client.get(),
@@ -511,7 +511,7 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     }
     t.port = static_cast<std::uint16_t>((static_cast<unsigned char>(r[length - 2]) << 8) |
                                         static_cast<unsigned char>(r[length - 1]));
-    Decision d = decide_host(rules, t.host);
+    Decision d = decide_host(rules, t.host, t.port);
     if (!d.allowed) {
         deny(t, d);
         reply(0x02);  // connection not allowed by ruleset

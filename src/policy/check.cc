@@ -77,7 +77,8 @@ Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
         case Network::Restricted: v.rule = "network restricted: no sockets except AF_UNIX socketpair"; break;
         case Network::Limited:
             if (p.by_name() && !is_loopback(host)) {
-                const net::Decision d = net::decide_host({p.allow_domains, p.deny_domains}, host);
+                const net::Decision d = net::decide_host({p.allow_domains, p.deny_domains}, host,
+                                                         static_cast<std::uint16_t>(std::stoul(port)));
                 v.allowed = d.allowed;
                 v.rule = d.allowed ? d.rule + ", through sbx's proxy (HTTP_PROXY, ALL_PROXY)" +
                                          (net::parse_address(host) ? std::string()

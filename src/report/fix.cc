@@ -1,6 +1,7 @@
 #include "report/fix.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -153,6 +154,17 @@ std::string host_of(const std::string& address) {
     return address.substr(0, address.rfind(':'));
 }
 
+// The port of "host:port" ("[v6]:port"); 0 when there is none.
+std::uint16_t port_of(const std::string& address) {
+    const auto colon = address.rfind(':');
+    if (colon == std::string::npos || (address.starts_with('[') && colon < address.find(']'))) return 0;
+    unsigned port = 0;
+    const std::string digits = address.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    return ec == std::errc() && end == digits.data() + digits.size() && port <= 65535 ? static_cast<std::uint16_t>(port)
+                                                                                      : 0;
+}
+
 Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     if (is_serving(d.operation) && p.network == Network::Restricted)
         return Fix{"network restricted: no sockets except AF_UNIX socketpair", {"-n", "limited"}, ""};
@@ -160,7 +172,7 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     // would be a usage error with it.
     if (p.by_name() && !d.address.empty()) {
         const std::string host = host_of(d.address);
-        const net::Decision by_name = net::decide_host({p.allow_domains, p.deny_domains}, host);
+        const net::Decision by_name = net::decide_host({p.allow_domains, p.deny_domains}, host, port_of(d.address));
         if (by_name.allowed)  // the name passed: the proxy refused the address it resolved to
             return refuse(by_name.rule,
                           "the name is allowed, the address it resolved to is not (the proxy's note names it)");

@@ -86,6 +86,19 @@ is "the variables point at the proxy" \
     "http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:3128 localhost,127.0.0.1,::1" \
     "$(sbx --allow-domain x.invalid -- sh -c 'echo "$HTTP_PROXY $https_proxy $ALL_PROXY $NO_PROXY"')"
 
+# Ports in patterns (issue 36): an allow with a port reaches that port only;
+# a deny with a port refuses that port only.
+is "--allow-domain HOST:PORT reaches that port" "hello over http" \
+    "$(get --allow-domain localhost:$http --allow-domain 127.0.0.1:$http -- http://localhost:$http/)"
+is "... and no other" "X-Sbx-Denied: no allow-domain matches localhost" \
+    "$(header --allow-domain localhost:$http --allow-domain 127.0.0.1:$http -- http://localhost:$https/)"
+is "--deny-domain HOST:PORT refuses that port only" "X-Sbx-Denied: deny-domain localhost:$https" \
+    "$(header "${allow_local[@]}" --deny-domain localhost:$https -- http://localhost:$https/)"
+is "... the others pass" "hello over http" \
+    "$(get "${allow_local[@]}" --deny-domain localhost:$https -- http://localhost:$http/)"
+is "sbx check answers by name and port" "allowed denied" \
+    "$(cd "$ws" && "$SBX" check --allow-domain a.org:443 --connect a.org:443 >/dev/null && echo allowed) $(cd "$ws" && "$SBX" check --allow-domain a.org:443 --connect a.org:80 >/dev/null || echo denied)"
+
 # A denied name: 403 at once, with the rule in a header and the body.
 out=$(get --allow-domain example.invalid -- http://evil.invalid/ -i | tr -d '\r')
 is "a name not allowed: 403" "HTTP/1.1 403 Forbidden" "$(printf '%s\n' "$out" | head -1)"

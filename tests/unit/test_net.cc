@@ -54,12 +54,42 @@ TEST_CASE("bad patterns are refused with the source and the reason") {
     CHECK(error_of([] { normalize_pattern("", "--allow-domain"); }).starts_with("--allow-domain: '' is empty"));
     CHECK(error_of([] { normalize_pattern("*", "--allow-domain"); }) ==
           "--allow-domain: '*' would allow every name; use -n full for the whole network");
-    CHECK(error_of([] { normalize_pattern("a.com:443", "f.json: key 'allow_domains'"); }) ==
-          "f.json: key 'allow_domains': 'a.com:443' has a port; patterns are names or addresses, any port is allowed");
+    CHECK(error_of([] { normalize_pattern("a.com:0", "f.json: key 'allow_domains'"); }) ==
+          "f.json: key 'allow_domains': 'a.com:0' has a port that is not 1-65535 (write HOST:PORT, [IPv6]:PORT, "
+          "RANGE:PORT)");
+    CHECK(error_of([] { normalize_pattern("a.com:https", "x"); }).find("not 1-65535") != std::string::npos);
+    CHECK(error_of([] { normalize_pattern("[::1]x", "x"); }).find("not 1-65535") != std::string::npos);
     CHECK(error_of([] { normalize_pattern("a*.com", "x"); }).find("leading '*.'") != std::string::npos);
     CHECK(error_of([] { normalize_pattern("exa mple.com", "x"); }).find("is not a host name") != std::string::npos);
     CHECK(error_of([] { normalize_pattern("10.0.0.0/33", "x"); }).find("is not a host name") != std::string::npos);
     CHECK(error_of([] { normalize_pattern("a..com", "x"); }).find("is not a host name") != std::string::npos);
+}
+
+TEST_CASE("ports in patterns (issue 36): HOST:PORT, [IPv6]:PORT, RANGE:PORT; none is every port") {
+    CHECK(normalize_pattern("Example.COM.:443", "x") == "example.com:443");
+    CHECK(normalize_pattern("*.example.com:8443", "x") == "*.example.com:8443");
+    CHECK(normalize_pattern("[::1]:8080", "x") == "[::1]:8080");
+    CHECK(normalize_pattern("192.0.2.7:22", "x") == "192.0.2.7:22");
+    CHECK(normalize_pattern("10.1.2.3/8:22", "x") == "10.0.0.0/8:22");
+    CHECK(normalize_pattern("fd00::1/8:22", "x") == "fd00::/8:22");
+    CHECK(normalize_pattern("2001:db8::1", "x") == "2001:db8::1");  // no port: an IPv6 address
+    // A deny with a port refuses that port only.
+    const DomainRules r =
+        rules({"github.com", "api.example.com:443", "[::1]:8080", "10.0.0.0/8:22"}, {"github.com:22"});
+    CHECK(decide_host(r, "github.com", 443).allowed);
+    const Decision ssh = decide_host(r, "github.com", 22);
+    CHECK_FALSE(ssh.allowed);
+    CHECK(ssh.rule == "deny-domain github.com:22");
+    CHECK(decide_host(r, "api.example.com", 443).rule == "allow-domain api.example.com:443");
+    CHECK_FALSE(decide_host(r, "api.example.com", 80).allowed);
+    CHECK_FALSE(decide_host(r, "api.example.com").allowed);  // port not known: only portless patterns apply
+    CHECK(decide_host(r, "::1", 8080).allowed);
+    CHECK_FALSE(decide_host(r, "::1", 8081).allowed);
+    CHECK(decide_host(r, "10.1.1.1", 22).allowed);
+    CHECK_FALSE(decide_host(r, "10.1.1.1", 23).allowed);
+    CHECK(decide_address(rules({"x.org", "127.0.0.1:5432"}), "x.org", *parse_address("127.0.0.1"), {}, 5432).allowed);
+    CHECK_FALSE(
+        decide_address(rules({"x.org", "127.0.0.1:5432"}), "x.org", *parse_address("127.0.0.1"), {}, 5433).allowed);
 }
 
 TEST_CASE("names: exact, *.NAME for the names below only, deny wins") {
@@ -212,9 +242,11 @@ TEST_CASE("policy JSON: the keys round-trip, and are absent without an allowlist
         parse_policy_text(R"({"allow_domains": ["*.Crates.io"], "deny_domains": []})", "f.json", env);
     CHECK(from_file.allow_domains == std::vector<std::string>{"*.crates.io"});
     CHECK(from_file.network == Network::Limited);
+    CHECK(parse_policy_text(R"({"allow_domains": ["A.com:443"]})", "f.json", env).allow_domains ==
+          std::vector<std::string>{"a.com:443"});
     CHECK(error_of([&] {
-              parse_policy_text(R"({"allow_domains": ["a.com:1"]})", "f.json", env);
-          }).starts_with("f.json: key 'allow_domains': 'a.com:1' has a port"));
+              parse_policy_text(R"({"allow_domains": ["a.com:99999"]})", "f.json", env);
+          }).starts_with("f.json: key 'allow_domains': 'a.com:99999' has a port that is not 1-65535"));
     CHECK(error_of([&] {
               parse_policy_text(R"({"allow_domains": ["a.com"], "network": "full"})", "f.json", env);
           }).starts_with("f.json: key 'network': network 'full' cannot go with an allowlist"));
