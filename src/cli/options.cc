@@ -129,7 +129,8 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
                "Let the command reach this host through sbx's proxy (example.com, *.example.com for the names "
                "below it, an address or a range, each with an optional :PORT); implies -n limited (repeatable)");
     add.option("--deny-domain", text.deny_domain,
-               "Refuse this host even where --allow-domain allows it (same patterns; repeatable)");
+               "Refuse this host even where --allow-domain allows it (same patterns, and =REASON shown with the "
+               "refusal; repeatable)");
     add.option("-w,--writable-root", text.writable_roots,
                "A directory writable in workspace-write, besides the workspace (repeatable; refused under "
                "the other modes)");

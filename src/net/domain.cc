@@ -108,6 +108,14 @@ Parts split_port(std::string_view p) {
     return parts;
 }
 
+// A deny pattern's reason, after the first '=' ("github.com:22=use an
+// https remote"): the pattern and the reason ("" without one).
+std::pair<std::string_view, std::string_view> split_reason(std::string_view p) {
+    const auto equals = p.find('=');
+    if (equals == std::string_view::npos) return {p, {}};
+    return {p.substr(0, equals), p.substr(equals + 1)};
+}
+
 // Whether a pattern's port (none: any) admits the request's (0: not known,
 // which only a pattern without a port admits).
 bool port_admits(const std::optional<std::uint16_t>& pattern, std::uint16_t port) {
@@ -126,7 +134,7 @@ bool name_matches(const std::string& pattern, const std::string& host) {
 // on port.
 const std::string* find_name(const std::vector<std::string>& list, const std::string& host, std::uint16_t port) {
     for (const auto& p : list) {
-        const Parts parts = split_port(p);
+        const Parts parts = split_port(split_reason(p).first);
         if (!parse_range(parts.what) && name_matches(std::string(parts.what), host) && port_admits(parts.port, port))
             return &p;
     }
@@ -135,14 +143,18 @@ const std::string* find_name(const std::vector<std::string>& list, const std::st
 
 const std::string* find_address(const std::vector<std::string>& list, const Address& a, std::uint16_t port) {
     for (const auto& p : list) {
-        const Parts parts = split_port(p);
+        const Parts parts = split_port(split_reason(p).first);
         if (auto r = parse_range(parts.what); r && in_range(*r, a) && port_admits(parts.port, port)) return &p;
     }
     return nullptr;
 }
 
-Decision deny(const std::string& pattern) {
-    return {false, "deny-domain " + pattern,
+Decision deny(const std::string& entry) {
+    const auto [pattern, reason] = split_reason(entry);
+    if (!reason.empty())
+        return {false, fmt::format("deny-domain {} ({})", pattern, reason),
+                fmt::format("no flag suggested: --deny-domain {} refuses it: {}", pattern, reason)};
+    return {false, fmt::format("deny-domain {}", pattern),
             fmt::format("no flag suggested: --deny-domain {} refuses it (drop that pattern to allow it)", pattern)};
 }
 
@@ -248,11 +260,19 @@ std::string normalize_base(std::string_view what, Bad bad) {
 
 }  // namespace
 
-std::string normalize_pattern(std::string_view pattern, std::string_view source) {
-    const Parts parts = split_port(pattern);
+std::string normalize_pattern(std::string_view entry, std::string_view source, bool reason_allowed) {
+    const auto [pattern, reason] = split_reason(entry);
     auto bad = [&](std::string_view why) -> std::string {
-        throw Error(fmt::format("{}: '{}' {}", source, pattern, why));
+        throw Error(fmt::format("{}: '{}' {}", source, entry, why));
     };
+    if (pattern.size() < entry.size()) {
+        if (!reason_allowed) return bad("has a reason (=TEXT); reasons are for deny patterns");
+        if (reason.empty() || reason.size() > 200 ||
+            std::any_of(reason.begin(), reason.end(), [](char c) { return c < 0x20 || c > 0x7e; }))
+            return bad("has a reason that is not 1 to 200 printable ASCII characters");
+        return normalize_pattern(pattern, source) + "=" + std::string(reason);
+    }
+    const Parts parts = split_port(pattern);
     if (parts.bad_port) return bad("has a port that is not 1-65535 (write HOST:PORT, [IPv6]:PORT, RANGE:PORT)");
     std::string what = normalize_base(parts.what, bad);
     if (!parts.port) return what;

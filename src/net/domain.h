@@ -11,7 +11,8 @@
 // each with an optional port: example.com:443, *.example.com:8443,
 // [::1]:8080, 10.0.0.0/8:22 (issue 36); without one, every port.  A deny
 // pattern with a port refuses that port only (deny github.com:22 with allow
-// github.com: https passes, ssh does not).
+// github.com: https passes, ssh does not).  A deny pattern may carry a
+// reason, "github.com:22=use an https remote", which the refusal shows.
 // Names are compared in lower case without a final dot.  deny-domain wins
 // over allow-domain.  A name passes when an allow pattern matches it and no
 // deny pattern does; an IP literal only when an address or range pattern
@@ -40,7 +41,9 @@ inline constexpr std::uint16_t kProxyPort = 3128;
 // A pattern checked and written in its one spelling (lower case, no final
 // dot, no brackets, a range's address masked); throws Error naming source
 // for anything else ("": empty, "*", a port, a bad label).
-std::string normalize_pattern(std::string_view pattern, std::string_view source);
+// reason_allowed (deny patterns): "PATTERN=REASON" keeps its reason (1 to
+// 200 printable ASCII characters), shown to the command with the refusal.
+std::string normalize_pattern(std::string_view pattern, std::string_view source, bool reason_allowed = false);
 
 // A host as a request names it, normalised as the patterns are ("[::1]" ->
 // "::1", "Example.COM." -> "example.com").

@@ -509,12 +509,12 @@ private:
 
 // The allowlist's patterns, checked; it implies network limited.
 void resolve_domains(const PolicyInput& in, CanonicalPolicy& p) {
-    auto add = [](std::vector<std::string>& to, const PolicyInput::SourcedPath& pattern) {
-        std::string n = net::normalize_pattern(pattern.path, pattern.source);
+    auto add = [](std::vector<std::string>& to, const PolicyInput::SourcedPath& pattern, bool deny) {
+        std::string n = net::normalize_pattern(pattern.path, pattern.source, deny);
         if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(std::move(n));
     };
-    for (const auto& a : in.allow_domains) add(p.allow_domains, a);
-    for (const auto& d : in.deny_domains) add(p.deny_domains, d);
+    for (const auto& a : in.allow_domains) add(p.allow_domains, a, false);
+    for (const auto& d : in.deny_domains) add(p.deny_domains, d, true);
     if (p.allow_domains.empty() && p.deny_domains.empty()) return;
     if (p.allow_domains.empty())
         throw Error(

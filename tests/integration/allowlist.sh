@@ -96,6 +96,15 @@ is "--deny-domain HOST:PORT refuses that port only" "X-Sbx-Denied: deny-domain l
     "$(header "${allow_local[@]}" --deny-domain localhost:$https -- http://localhost:$https/)"
 is "... the others pass" "hello over http" \
     "$(get "${allow_local[@]}" --deny-domain localhost:$https -- http://localhost:$http/)"
+out=$(get "${allow_local[@]}" --deny-domain "localhost:$https=use the http port" -- http://localhost:$https/ -i | tr -d '\r')
+is "a deny pattern's reason: in the header" "X-Sbx-Denied: deny-domain localhost:$https (use the http port)" \
+    "$(printf '%s\n' "$out" | grep -m1 '^X-Sbx-Denied:')"
+is "... in the body the command reads" \
+    "sbx: connect to localhost:$https refused: deny-domain localhost:$https (use the http port); no flag suggested: --deny-domain localhost:$https refuses it: use the http port" \
+    "$(printf '%s\n' "$out" | tail -1)"
+is "... and in sbx's denial line" \
+    "sbx: denied 1 operation; first: connect localhost:$https (deny-domain localhost:$https (use the http port); no flag suggested: --deny-domain localhost:$https refuses it: use the http port)" \
+    "$(grep '^sbx: denied' "$d/err")"
 is "sbx check answers by name and port" "allowed denied" \
     "$(cd "$ws" && "$SBX" check --allow-domain a.org:443 --connect a.org:443 >/dev/null && echo allowed) $(cd "$ws" && "$SBX" check --allow-domain a.org:443 --connect a.org:80 >/dev/null || echo denied)"
 

@@ -92,6 +92,21 @@ TEST_CASE("ports in patterns (issue 36): HOST:PORT, [IPv6]:PORT, RANGE:PORT; non
         decide_address(rules({"x.org", "127.0.0.1:5432"}), "x.org", *parse_address("127.0.0.1"), {}, 5433).allowed);
 }
 
+TEST_CASE("reasons on deny patterns (issue 36): shown in the rule and the fix") {
+    CHECK(normalize_pattern("GitHub.com:22=use an https remote", "x", true) == "github.com:22=use an https remote");
+    CHECK(error_of([] { normalize_pattern("a.com=why", "--allow-domain"); }) ==
+          "--allow-domain: 'a.com=why' has a reason (=TEXT); reasons are for deny patterns");
+    CHECK(error_of([] { normalize_pattern("a.com=", "x", true); }).find("1 to 200 printable") != std::string::npos);
+    CHECK(error_of([] { normalize_pattern("a.com=a\nb", "x", true); }).find("printable") != std::string::npos);
+    DomainRules r = rules({"github.com"});
+    r.deny.push_back(normalize_pattern("github.com:22=use an https remote", "--deny-domain", true));
+    const Decision d = decide_host(r, "github.com", 22);
+    CHECK_FALSE(d.allowed);
+    CHECK(d.rule == "deny-domain github.com:22 (use an https remote)");
+    CHECK(d.fix == "no flag suggested: --deny-domain github.com:22 refuses it: use an https remote");
+    CHECK(decide_host(r, "github.com", 443).allowed);
+}
+
 TEST_CASE("names: exact, *.NAME for the names below only, deny wins") {
     const DomainRules r = rules({"example.com", "*.pkg.dev", "*.evil.org"}, {"bad.pkg.dev"});
     CHECK(decide_host(r, "example.com").allowed);
