@@ -6,10 +6,10 @@ _sbx() {
     local policy_opts="-p --policy -n --network -w --writable-root --read-only --deny --deny-glob --minimal
         --workspace --exclude-slash-tmp
         --exclude-tmpdir-env-var --protect --unprotect --allow-unprotected --policy-file --policy-json
-        --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files"
+        --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --json --events
         --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
-        --approver-timeout --session --rules --escalate --justification"
+        --approver-timeout --session --rules --escalate --justification --record-denials --explain --control-fd"
 
     case $prev in
         -p|--policy) COMPREPLY=($(compgen -W "read-only workspace-write danger-full-access external-sandbox" -- "$cur")); return ;;

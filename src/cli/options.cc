@@ -242,6 +242,10 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.flag("--record-denials", args.command.record_denials,
              "Record each write (and, under -n restricted, each connect) the sandbox refuses, with its path or "
              "address, pid and program, into denials (Linux; costs each write-class file call a round trip)");
+    add.option("--control-fd", args.control_fd,
+               "With --allow-domain: read lines 'allow-domain PATTERN' and 'deny-domain PATTERN[=REASON]' "
+               "from descriptor N while the command runs, each for the connections after it (sbx's own "
+               "descriptor, never the command's)");
     add.flag("--explain", args.explain,
              "After the run, print the sbx run line whose flags would have allowed every recorded denial, and "
              "what no flag was suggested for (implies --record-denials)");

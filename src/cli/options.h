@@ -38,6 +38,9 @@ struct RunArgs {
     // argv before the command (argv[0], "run", the options; no "--").
     bool explain = false;
     std::vector<std::string> invocation;
+    // --control-fd N: allowlist updates while the command runs
+    // (net/proxy.h); -1 without.
+    int control_fd = -1;
 };
 
 struct PolicyCommandArgs {

@@ -3,6 +3,7 @@
 //
 // One attempt = one run of the command, sandboxed or not; the approval flow
 // (src/approval/orchestrator.h) strings attempts together around Runner::attempt.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -134,8 +135,11 @@ public:
         // its threads count against --limit-procs (util/relay_threads.h).
         std::optional<net::AllowlistProxy> proxy;
         if (a.plan.proxy_fd >= 0) {
+            // --control-fd: a copy for this attempt's proxy (a retry reads on
+            // from where it stopped, from the policy's rules again).
+            Fd control(args_.control_fd >= 0 ? ::fcntl(args_.control_fd, F_DUPFD_CLOEXEC, 3) : -1);
             proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains},
-                          relay_cap(policy_.limits.processes));
+                          relay_cap(policy_.limits.processes), std::move(control));
             opt.proxy_channel = proxy->helper_channel();
         }
         a.result = supervise(a.plan, opt);
@@ -307,6 +311,21 @@ std::string program_path(const CommandSpec& c) {
 
 }  // namespace
 
+// --control-fd N: a descriptor of the caller's, open for reading, 3 or more,
+// and an allowlist for it to update; closed on exec at once, so that neither
+// the helper nor the command ever holds it.  Throws Error otherwise.
+void check_control_fd(int fd, const CanonicalPolicy& policy) {
+    if (fd < 0) return;
+    if (fd < 3) throw Error(fmt::format("--control-fd: {} is the command's stdin, stdout or stderr; give 3 or more", fd));
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0) throw Error(fmt::format("--control-fd: descriptor {} is not open; open it for sbx (3<FILE)", fd));
+    if ((flags & O_ACCMODE) == O_WRONLY)
+        throw Error(fmt::format("--control-fd: descriptor {} is open for writing only; open it for reading", fd));
+    if (!policy.by_name())
+        throw Error("--control-fd: there is no allowlist to update; add --allow-domain");
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 int run_command(const RunArgs& args) {
     const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
     Runner runner(args, resolved.policy);
@@ -316,6 +335,7 @@ int run_command(const RunArgs& args) {
     // A --deny or --read-only file with another name would be open through
     // that name: refused, as a policy the sandbox cannot enforce.
     refuse_linked_files(runner.policy());
+    check_control_fd(args.control_fd, runner.policy());
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     make_missing_roots(resolved);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/escape.h"
 #include "util/fd.h"
 #include "util/fd_pass.h"
 #include "util/relay_threads.h"
@@ -40,6 +41,13 @@ constexpr std::size_t kMaxHead = 64 * 1024;  // a request's head, at most
 constexpr int kHeadTimeoutMs = 30'000;       // to send it
 constexpr int kConnectTimeoutMs = 15'000;    // to reach the host
 constexpr std::size_t kMaxDenials = 100;
+constexpr std::size_t kMaxControlLine = 4096;  // a --control-fd line, at most
+
+// A --control-fd line that changed nothing, said on sbx's stderr.
+void report_control(const std::string& what) {
+    const std::string line = "sbx: --control-fd: " + what + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
 
 // Why a request could not be served, and how the client is told.
 enum class Failure { Refused, NotFound, Unreachable, BadRequest };
@@ -129,15 +137,24 @@ bool read_some(int fd, std::string& buffer) {
 class Live;
 
 struct AllowlistProxy::State {
-    DomainRules rules;
     RelayCap cap;
+    Fd control;  // --control-fd: updates of the rules, a line each (proxy.h)
+    std::string control_pending;  // a line not yet ended
     Fd ours, theirs;  // the socket pair: ours receives the listener
     Fd stop;          // an eventfd: readable once finish() was called
     std::atomic<bool> stopping{false};
 
     std::mutex mutex;  // guards what follows
+    DomainRules rules_;  // read through rules(): updated by --control-fd
     std::vector<ProxyDenial> denials;
     std::set<int> open;  // the sockets of live connections, shut down at the end
+
+    DomainRules rules() {
+        std::lock_guard lock(mutex);
+        return rules_;
+    }
+    void read_control();
+    void apply_control(std::string_view line);
 
     void deny(const Target& t, const Decision& d) {
         std::lock_guard lock(mutex);
@@ -244,12 +261,16 @@ void AllowlistProxy::State::run() {
     RelayThreads threads(cap.connections);
     Fd listener;
     for (;;) {
-        pollfd p[2] = {{stop.get(), POLLIN, 0}, {listener.valid() ? listener.get() : ours.get(), POLLIN, 0}};
-        if (::poll(p, 2, -1) < 0) {
+        pollfd p[3] = {{stop.get(), POLLIN, 0},
+                       {listener.valid() ? listener.get() : ours.get(), POLLIN, 0},
+                       {control.valid() ? control.get() : -1, POLLIN, 0}};
+        if (::poll(p, 3, -1) < 0) {
             if (errno == EINTR) continue;
             break;
         }
         if (p[0].revents) break;
+        if (p[2].revents) read_control();
+        if (!p[1].revents) continue;
         if (!listener.valid()) {
             if (p[1].revents & (POLLHUP | POLLERR)) {
                 ours.reset();  // the helper ended without sending it
@@ -271,6 +292,53 @@ void AllowlistProxy::State::run() {
     // Ending: no new connection; the live ones are shut down by finish().
     listener.reset();
     threads.join(true);
+}
+
+// What the control descriptor holds now; each whole line applied, the
+// descriptor dropped at its end (or on an error).
+void AllowlistProxy::State::read_control() {
+    char chunk[4096];
+    const ssize_t got = ::read(control.get(), chunk, sizeof chunk);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (got <= 0) {
+        if (!control_pending.empty()) apply_control(control_pending);
+        control.reset();
+        return;
+    }
+    control_pending.append(chunk, static_cast<std::size_t>(got));
+    for (auto end = control_pending.find('\n'); end != std::string::npos; end = control_pending.find('\n')) {
+        apply_control(std::string_view(control_pending).substr(0, end));
+        control_pending.erase(0, end + 1);
+    }
+    if (control_pending.size() > kMaxControlLine) {
+        report_control("a line of more than 4096 bytes: ignored");
+        control_pending.clear();
+    }
+}
+
+// "allow-domain PATTERN" or "deny-domain PATTERN[=REASON]", for the
+// connections that come next; anything else changes nothing and is said on
+// stderr.  Empty lines and lines starting with '#' are skipped.
+void AllowlistProxy::State::apply_control(std::string_view line) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') return;
+    const auto space = line.find(' ');
+    const std::string_view verb = line.substr(0, space);
+    const std::string_view pattern = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+    if (verb != "allow-domain" && verb != "deny-domain") {
+        report_control(fmt::format("'{}' is not 'allow-domain PATTERN' or 'deny-domain PATTERN': ignored",
+                                   escape_for_display(line)));
+        return;
+    }
+    try {
+        const bool deny = verb == "deny-domain";
+        const std::string p = normalize_pattern(pattern, fmt::format("--control-fd: {}", verb), deny);
+        std::lock_guard lock(mutex);
+        auto& list = deny ? rules_.deny : rules_.allow;
+        if (std::find(list.begin(), list.end(), p) == list.end()) list.push_back(p);
+    } catch (const Error& e) {
+        report_control(fmt::format("{}: ignored", escape_for_display(e.what())));
+    }
 }
 
 // One connection more than the cap allows: refused from the accepting thread,
@@ -362,7 +430,7 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
     for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
         const auto address = address_of(a->ai_addr);
         if (!address) continue;
-        const Decision d = decide_address(rules, t.host, *address, own, t.port);
+        const Decision d = decide_address(rules(), t.host, *address, own, t.port);
         if (!d.allowed) {
             if (!any_allowed && refusal.rule.empty()) refusal = d;
             continue;
@@ -435,7 +503,7 @@ void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     }
     if (!target) return fail(400, "Bad Request", "sbx: no host:port in the request\n");
 
-    Decision d = decide_host(rules, target->host, target->port);
+    Decision d = decide_host(rules(), target->host, target->port);
     if (!d.allowed) {
         deny(*target, d);
         send_all(client.get(),
@@ -511,7 +579,7 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     }
     t.port = static_cast<std::uint16_t>((static_cast<unsigned char>(r[length - 2]) << 8) |
                                         static_cast<unsigned char>(r[length - 1]));
-    Decision d = decide_host(rules, t.host, t.port);
+    Decision d = decide_host(rules(), t.host, t.port);
     if (!d.allowed) {
         deny(t, d);
         reply(0x02);  // connection not allowed by ruleset
@@ -529,9 +597,10 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     relay(client, upstream);
 }
 
-AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap) : state_(std::make_shared<State>()) {
-    state_->rules = std::move(rules);
+AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap, Fd control) : state_(std::make_shared<State>()) {
+    state_->rules_ = std::move(rules);
     state_->cap = cap;
+    state_->control = std::move(control);
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         throw Error(fmt::format("the allowlist proxy: socketpair: {}", std::strerror(errno)));

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "net/domain.h"
+#include "util/fd.h"
 #include "util/relay_threads.h"
 
 namespace sbx::net {
@@ -43,8 +44,12 @@ struct ProxyDenial {
 class AllowlistProxy {
 public:
     // Makes the socket pair and starts accepting once the helper sends the
-    // listening socket.  Throws Error.
-    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{});
+    // listening socket.  control (--control-fd): lines "allow-domain
+    // PATTERN" and "deny-domain PATTERN[=REASON]" read while the command
+    // runs, each for the connections after it (a bad line changes nothing
+    // and is said on stderr, "sbx: --control-fd: ..."); sbx's own descriptor,
+    // never the command's.  Throws Error.
+    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{}, Fd control = Fd());
     ~AllowlistProxy();
     AllowlistProxy(const AllowlistProxy&) = delete;
     AllowlistProxy& operator=(const AllowlistProxy&) = delete;

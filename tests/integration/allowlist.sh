@@ -105,6 +105,35 @@ is "... in the body the command reads" \
 is "... and in sbx's denial line" \
     "sbx: denied 1 operation; first: connect localhost:$https (deny-domain localhost:$https (use the http port); no flag suggested: --deny-domain localhost:$https refuses it: use the http port)" \
     "$(grep '^sbx: denied' "$d/err")"
+# --control-fd (issue 36): allowlist updates while the command runs, each
+# for the connections after it; a bad line changes nothing and is said; the
+# command never holds the descriptor.  localhost alone resolves to a
+# loopback address the allowlist does not name (refused) until the control
+# line allows 127.0.0.1.
+rm -f "$ws/first-done" "$d/control"
+mkfifo "$d/control"
+exec 5<>"$d/control"
+(cd "$ws" && exec "$SBX" run -p workspace-write --allow-domain localhost --control-fd 3 -- sh -c "
+    [ -e /proc/self/fd/3 ] && echo 'holds 3' || echo 'no descriptor 3'
+    echo first \$(curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://localhost:$http/)
+    touch first-done
+    until [ \"\$(curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://localhost:$http/)\" = 200 ]; do sleep 0.05; done
+    echo then 200" 3<"$d/control" >"$d/control-out" 2>"$d/control-err") &
+control_run=$!
+eventually test -e "$ws/first-done" || _tap_result fail "--control-fd: the command made its first connection"
+printf 'frobnicate 127.0.0.1\nallow-domain 127.0.0.1\n' >&5
+wait $control_run
+is "--control-fd: refused before the update, reached after it; the command does not hold the descriptor" \
+    "no descriptor 3
+first 403
+then 200" "$(cat "$d/control-out")"
+is "... a bad line changes nothing and is said on stderr" \
+    "sbx: --control-fd: 'frobnicate 127.0.0.1' is not 'allow-domain PATTERN' or 'deny-domain PATTERN': ignored" \
+    "$(grep -- '--control-fd' "$d/control-err")"
+exec 5>&-
+out=$(cd "$ws" && "$SBX" run --control-fd 3 -- true 3</dev/null 2>&1)
+is "--control-fd without an allowlist: refused (125) in one line" "125 sbx: --control-fd: there is no allowlist to update; add --allow-domain" "$? $out"
+
 is "sbx check answers by name and port" "allowed denied" \
     "$(cd "$ws" && "$SBX" check --allow-domain a.org:443 --connect a.org:443 >/dev/null && echo allowed) $(cd "$ws" && "$SBX" check --allow-domain a.org:443 --connect a.org:80 >/dev/null || echo denied)"
 
