@@ -297,9 +297,7 @@ bool answer_notification(int listener, std::size_t response_size, std::uint64_t 
 
 namespace {
 
-// A transparent connect, on a thread of its own: to the SOCKS5 listener,
-// then the handshake for the target.  What failed leaves the socket
-// unconnected again (connect to AF_UNSPEC), as a failed connect would.
+// The local port a socket is bound to (0: none, or not IPv4/IPv6).
 std::uint16_t local_port(int socket) {
     sockaddr_storage local{};
     socklen_t length = sizeof local;
@@ -309,6 +307,10 @@ std::uint16_t local_port(int socket) {
     return 0;
 }
 
+// A transparent connect, on a thread of its own: to the SOCKS5 listener,
+// then the handshake for the target, then the target kept for getpeername.
+// What failed leaves the socket unconnected again (connect to AF_UNSPEC), as
+// a failed connect would.
 int connect_through_socks(UnixMediator::Connect& c, UnixMediator::PeerTable& peers,
                           const std::function<bool()>& alive) {
     int error = perform(c);
