@@ -11,10 +11,13 @@
 # time / proxied time; the target is >= 0.8), and the median of the per-pair
 # ratios.  Then transparent TCP (curl told to ignore the proxy variables, so
 # that the helper carries its connect to the proxy as a SOCKS5 CONNECT) on the
-# host's non-loopback address, against direct and through the proxy
-# variables to the same address: the same download, and the setup cost of a
-# connection (CONNS requests of a few bytes, each its own connection, in one
-# curl).  Figures, not assertions.
+# host's non-loopback address, against the proxy variables to the same
+# address: the same download, and the setup cost of a connection (CONNS
+# connections, CONNS=200, opened and closed by a Python loop that times
+# itself; a SOCKS5 CONNECT by hand against a plain connect).  Last, with
+# CODEX_LINUX_SANDBOX_0171, both helpers' transparent TCP as Codex 0.171 runs
+# them, through one SOCKS5 relay: the download and a connection.  Figures,
+# not assertions.
 set -u
 build=$(cd "${1:-build}" && pwd) || exit 1
 SIZE=${2:-1G}
@@ -79,7 +82,6 @@ fi
 CONNS=${CONNS:-200}
 at=http://$host_ip:$port
 allow=(--allow-domain "$host_ip")
-direct=$(q curl -sSf --noproxy '*' -o /dev/null "$at/blob")
 variables=$(q "$SBX" run "${allow[@]}" -- curl -sSf --noproxy '' -o /dev/null "$at/blob")
 transparent=$(q "$SBX" run "${allow[@]}" -- curl -sSf --noproxy '*' -o /dev/null "$at/blob")
 in_turn "$RUNS" "$variables" "$transparent"
@@ -87,8 +89,9 @@ best_v=$best_first best_t=$best_second
 printf '  at %s: through the proxy variables %6s ms   transparent %6s ms   ratio %s (median of pairs %s)\n' \
     "$host_ip" "$best_v" "$best_t" "$(ratio "$best_v" "$best_t")" "$pair_ratio"
 # Setup: CONNS connections opened and closed one after the other, each
-# timed by the program itself, in the sandbox: through the proxy by hand (a SOCKS5 CONNECT to 127.0.0.1:3128, what a
-# proxy-aware client does) and transparently (a plain connect).
+# timed by the program itself, in the sandbox: through the proxy by hand (a
+# SOCKS5 CONNECT to 127.0.0.1:3128, what a proxy-aware client does) and
+# transparently (a plain connect).
 cat >"$d/setup.py" <<'PROGRAM'
 import socket, struct, sys, time
 how, host, port, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -118,3 +121,35 @@ us_socks=$(best_of "$SBX" run "${allow[@]}" -- python3 "$d/setup.py" socks "$hos
 us_transparent=$(best_of "$SBX" run "${allow[@]}" -- python3 "$d/setup.py" transparent "$host_ip" "$port" "$CONNS")
 printf '  a connection (best of %s runs of %s): SOCKS5 by hand %s us, transparent %s us; by hand / transparent %s\n' \
     "$RUNS" "$CONNS" "$us_socks" "$us_transparent" "$(ratio "$us_socks" "$us_transparent")"
+
+# Beside Codex 0.171's own helper (CODEX_LINUX_SANDBOX_0171: .ci/fetch-codex
+# DIR 0.171.0; it runs bwrap): both helpers alone, as Codex runs them, with
+# --transparent-tcp and --managed-network, against one SOCKS5 proxy on the
+# host (tests/integration/progs/socks5.py, a Python relay: both pay for it
+# alike): the setup cost of a connection, and the same download.
+codex=${CODEX_LINUX_SANDBOX_0171:-}
+if [ -z "$codex" ] || [ ! -x "$codex" ] || ! command -v bwrap >/dev/null; then
+    echo "  beside Codex 0.171's helper: skipped (set CODEX_LINUX_SANDBOX_0171, and install bwrap)"
+    exit 0
+fi
+python3 "$(dirname "$0")/../integration/progs/socks5.py" "$d" "$host_ip" &
+socks_pid=$!
+trap '[ -n "$server_pid" ] && kill $server_pid 2>/dev/null; kill $socks_pid 2>/dev/null; rm -rf "$d"' EXIT
+for _ in $(seq 1 100); do [ -e "$d/socks" ] && break; sleep 0.1; done
+socks=$(cat "$d/socks") || exit 1
+profile='{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"path","path":"'$d'"},"access":"write"}]},"network":"enabled"}'
+managed='{"loopbackPorts":['$socks']}'
+helper_line() {  # HELPER CMD...: the helper as Codex 0.171 runs it
+    local helper=$1
+    shift
+    q env -i PATH=/usr/bin:/bin ALL_PROXY=socks5h://127.0.0.1:$socks "$helper" --transparent-tcp \
+        --sandbox-policy-cwd "$d" --command-cwd "$d" --permission-profile "$profile" --managed-network "$managed" -- "$@"
+}
+ours=$(helper_line "$SBX_LINUX_SANDBOX_EXE" curl -sSf --noproxy '*' -o /dev/null "$at/blob")
+theirs=$(helper_line "$codex" curl -sSf --noproxy '*' -o /dev/null "$at/blob")
+in_turn "$RUNS" "$theirs" "$ours"
+best_c=$best_first best_o=$best_second
+us_ours=$(best_of bash -c "$(helper_line "$SBX_LINUX_SANDBOX_EXE" python3 "$d/setup.py" transparent "$host_ip" "$port" "$CONNS")")
+us_theirs=$(best_of bash -c "$(helper_line "$codex" python3 "$d/setup.py" transparent "$host_ip" "$port" "$CONNS")")
+printf '  beside Codex 0.171 (both through one Python SOCKS5 relay): download %s ms (Codex %s ms, ratio %s, median of pairs %s); a connection %s us (Codex %s us, ratio %s)\n' \
+    "$best_o" "$best_c" "$(ratio "$best_c" "$best_o")" "$pair_ratio" "$us_ours" "$us_theirs" "$(ratio "$us_theirs" "$us_ours")"
