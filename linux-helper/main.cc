@@ -38,9 +38,11 @@
 #include "process.h"
 #include "recorder.h"
 #include "rlimits.h"
+#include "sbx_config.h"
 #include "seccomp.h"
 #include "transparent.h"
 #include "util.h"
+#include "util/apparmor_userns.h"
 
 namespace sbx::helper {
 namespace {
@@ -406,17 +408,17 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
             pids.reset();
             exit_like(*ended);
         }
-        const char* fix_userns =
-            "enable unprivileged user namespaces (sysctl user.max_user_namespaces, "
-            "kernel.apparmor_restrict_unprivileged_userns=0)";
+        // Ubuntu's AppArmor restriction: its profile for the helper first,
+        // the sysctl that lifts it for every program last (apparmor_userns.h).
+        const std::string fix_userns = apparmor::userns_fix_for_this_helper(SBX_APPARMOR_PROFILE);
         if (processes)
             fail("namespaces",
                  "user namespaces are unavailable, so --limit-procs would count every process of this user on "
                  "the machine instead of the sandbox's",
-                 std::string(fix_userns) + ", or drop --limit-procs");
+                 fix_userns + ", or drop --limit-procs");
         if (limited)
             fail("namespaces", "user namespaces are unavailable, so network 'limited' has no network namespace",
-                 std::string(fix_userns) + ", or use --network restricted");
+                 fix_userns + ", or use --network restricted");
         if (!filesystem) {  // external-sandbox below Landlock ABI 6
             const std::string not_scoped =
                 "Landlock below ABI 6 cannot scope signals and user namespaces are unavailable for a pid namespace";
@@ -425,7 +427,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
                      not_scoped +
                          ", so the command could signal sbx (kill it and outlive the timeout) and every "
                          "process of this user",
-                     "use Linux 6.12 or later (Landlock ABI 6), " + std::string(fix_userns) +
+                     "use Linux 6.12 or later (Landlock ABI 6), " + fix_userns +
                          ", or pass --allow-unprotected to run without the signal scope");
             status.not_enforced(not_scoped, {"signal scope (the command can signal processes outside the sandbox)"});
         } else {
@@ -433,7 +435,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
                 fail("namespaces",
                      "user namespaces are unavailable, so protected paths and metadata changes (chmod, chown, "
                      "utimes, xattrs) outside the writable roots cannot be enforced",
-                     std::string(fix_userns) + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
+                     fix_userns + ", or pass --allow-unprotected to run with Landlock and seccomp alone");
             refuse_landlock_alone(policy);  // before the note: one line
             std::vector<std::string> missing{
                 "protected paths", "hidden Codex sockets",

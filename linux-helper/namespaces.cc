@@ -12,7 +12,9 @@
 #include <cstdio>
 
 #include "fd.h"
+#include "sbx_config.h"
 #include "util.h"
+#include "util/apparmor_userns.h"
 
 namespace sbx::helper {
 namespace {
@@ -22,8 +24,12 @@ constexpr const char* kStep = "namespaces";
 void write_proc_file(const char* path, const char* text, std::size_t length) {
     Fd fd(::open(path, O_WRONLY | O_CLOEXEC));
     if (!fd.valid()) fail_errno(kStep, std::string("open ") + path);
+    // Ubuntu's AppArmor restriction refuses the map (EPERM) to a helper
+    // without its profile: the refusal then names the profile.
     if (::write(fd.get(), text, length) != static_cast<ssize_t>(length))
-        fail_errno(kStep, std::string("write ") + path);
+        fail_errno(
+            kStep, std::string("write ") + path,
+            errno == EPERM || errno == EACCES ? apparmor::userns_fix_for_this_helper(SBX_APPARMOR_PROFILE, true) : "");
 }
 
 bool userns_unavailable(int err) {

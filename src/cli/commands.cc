@@ -112,7 +112,7 @@ std::string find_linux_helper() {
             throw Error(fmt::format("$SBX_LINUX_SANDBOX_EXE: {}: not an executable file", path));
         return path;
     }
-    std::string installed = std::string(SBX_LIBEXECDIR) + "/" + SBX_HELPER_NAME;
+    std::string installed = std::string(SBX_HELPER_DIR) + "/" + SBX_HELPER_NAME;
     if (executable_file(installed)) return installed;
     // The kernel's name for sbx's own executable is already absolute and free
     // of symlinks (resolving it again through /proc costs more than the rest
@@ -127,7 +127,7 @@ std::string find_linux_helper() {
     throw Error(
         fmt::format("the Linux helper {} was not found in {} nor beside sbx; install sbx with "
                     "'meson install' or set $SBX_LINUX_SANDBOX_EXE",
-                    SBX_HELPER_NAME, SBX_LIBEXECDIR));
+                    SBX_HELPER_NAME, SBX_HELPER_DIR));
 }
 
 int policy_command(const PolicyCommandArgs& args) {

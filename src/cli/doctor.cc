@@ -19,6 +19,8 @@
 #include "platform/probes.h"
 #include "policy/policy.h"
 #include "report/denial.h"
+#include "sbx_config.h"
+#include "util/apparmor_userns.h"
 #include "util/landlock_abi.h"
 
 namespace sbx::cli {
@@ -187,6 +189,25 @@ int doctor_command(const DoctorArgs& args) {
     } catch (const std::exception& e) {
         report["helper"] = {{"path", nullptr}, {"found", false}, {"error", e.what()}};
     }
+    // Ubuntu's restriction of unprivileged user namespaces, and the
+    // helper's profile that lifts it for the helper alone.
+    const std::string helper_path = helper.empty() ? std::string(SBX_HELPER_DIR) + "/" + SBX_HELPER_NAME : helper;
+    const apparmor::UsernsFacts aa_facts = apparmor::read_userns_facts(SBX_APPARMOR_PROFILE, false);
+    const apparmor::UsernsRestriction aa = apparmor::assess(aa_facts, helper_path);
+    const std::string aa_fix = apparmor::userns_fix(aa, helper_path, SBX_APPARMOR_PROFILE);
+    auto known = [](apparmor::Known k) {
+        return k == apparmor::Known::Unknown ? json(nullptr) : json(k == apparmor::Known::Yes);
+    };
+    report["apparmor"]["userns_restricted"] = aa.restricted;
+    if (aa.restricted) {
+        report["apparmor"]["helper_profile"] = {{"name", apparmor::kProfileName},
+                                                {"file", SBX_APPARMOR_PROFILE},
+                                                {"installed", aa_facts.profile_text.has_value()},
+                                                {"attaches", aa.attaches ? json(*aa.attaches) : json(nullptr)},
+                                                {"covers_helper", aa.installed_covers == apparmor::Known::Yes},
+                                                {"loaded", known(aa.loaded)}};
+        report["apparmor"]["fix"] = aa_fix;
+    }
     report["sandbox_exec"] = {
         {"path", "/usr/bin/sandbox-exec"}, {"present", is_executable("/usr/bin/sandbox-exec")}, {"note", "macOS only"}};
 
@@ -245,6 +266,18 @@ int doctor_command(const DoctorArgs& args) {
                : *apparmor == "Y" ? "enabled"
                                   : "not enabled",
                restrict_userns ? "; kernel.apparmor_restrict_unprivileged_userns=" + *restrict_userns : "");
+    if (aa.restricted) {
+        fmt::print("                  unprivileged user namespaces are restricted; sbx's profile {}: {}; {}: {}\n",
+                   apparmor::kProfileName,
+                   aa.loaded == apparmor::Known::Yes  ? "loaded"
+                   : aa.loaded == apparmor::Known::No ? "not loaded"
+                                                      : "loaded or not: unknown (only root may list the profiles)",
+                   SBX_APPARMOR_PROFILE,
+                   !aa_facts.profile_text ? std::string("not installed")
+                   : aa.attaches          ? "installed, for " + *aa.attaches
+                                          : std::string("installed, without a profile named sbx-helper"));
+        if (!unprivileged.ok || aa.loaded != apparmor::Known::Yes) fmt::print("                  fix: {}\n", aa_fix);
+    }
     fmt::print("container:        {}{}\n",
                in_container.engine ? "yes: " + *in_container.engine : std::string("none seen"),
                in_container.seccomp_filtered

@@ -81,7 +81,7 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs&, const std::string& wor
 // missing state directories (0700).  Throws Error.
 void make_missing_roots(const ResolvedPolicyArgs&);
 
-// Where sbx finds the helper: $SBX_LINUX_SANDBOX_EXE, then libexecdir, then
+// Where sbx finds the helper: $SBX_LINUX_SANDBOX_EXE, then SBX_HELPER_DIR, then
 // beside its own executable; never the workspace or PATH.  Throws Error when
 // none is there.
 std::string find_linux_helper();

@@ -29,7 +29,7 @@ load "at start"
 echo "compiling into $tmp ..." >&2
 cxx="g++ -std=c++20 -O2 -w"
 t=$src/tests/bench/tricks
-printf '#pragma once\n#define SBX_VERSION "bench"\n#define SBX_LIBEXECDIR "/nonexistent"\n#define SBX_HELPER_NAME "codex-linux-sandbox"\n' \
+printf '#pragma once\n#define SBX_VERSION "bench"\n#define SBX_HELPER_DIR "/nonexistent"\n#define SBX_APPARMOR_PROFILE "/nonexistent/sbx-helper"\n#define SBX_HELPER_NAME "codex-linux-sandbox"\n' \
     >"$tmp/sbx_config.h"
 # The copy of options.cc without the pre-filter: Wanted wants every option,
 # as it does when -h is in argv.

@@ -57,6 +57,20 @@ is "kernel.io_uring_disabled as the kernel has it" "$(cat /proc/sys/kernel/io_ur
 is "AppArmor's restriction of user namespaces as the kernel has it" \
     "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo None)" \
     "$(field 'd["apparmor"]["restrict_unprivileged_userns"]')"
+restricted=$([ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ] && echo True || echo False)
+is "whether that restriction is on" "$restricted" "$(field 'd["apparmor"]["userns_restricted"]')"
+# Where it is on, the helper's profile and the fix (the decision itself:
+# tests/unit/test_apparmor.cc).
+if [ "$restricted" = True ]; then
+    ok "the fix loads the helper's profile before any sysctl" python3 -c '
+import json, sys
+fix = json.loads(sys.argv[1])["apparmor"]["fix"]
+sys.exit(not (0 <= fix.find("apparmor_parser -r") < fix.find("apparmor_restrict_unprivileged_userns=0")))' "$json"
+else
+    ok "no AppArmor fix where nothing restricts user namespaces" python3 -c '
+import json, sys
+sys.exit("fix" in json.loads(sys.argv[1])["apparmor"])' "$json"
+fi
 is "the host's IPv6 loopback" "$(has_ipv6_loopback >/dev/null && echo True || echo False)" "$(field 'd["ipv6"]["host_loopback"]')"
 is "a new network namespace's IPv6 loopback" "$(has_netns_ipv6_loopback >/dev/null && echo True || echo False)" \
     "$(field 'd["ipv6"]["sandbox_loopback"]')"
@@ -97,9 +111,9 @@ out=$(SBX_LINUX_SANDBOX_EXE=/nonexistent/helper "$SBX" doctor 2>&1); rc=$?
 ok "with no helper, doctor exits non-zero (got $rc)" test "$rc" -ne 0
 
 # Without $SBX_LINUX_SANDBOX_EXE, sbx takes the helper beside its own
-# executable (after libexecdir), even when started through a symlink elsewhere.
+# executable (after its installed directory), even when started through a symlink elsewhere.
 beside=$(dirname "$(realpath "$SBX")")/codex-linux-sandbox
-installed=$(sed -n 's/^#define SBX_LIBEXECDIR "\(.*\)"$/\1/p' "$(dirname "$(realpath "$SBX")")/sbx_config.h" 2>/dev/null)
+installed=$(sed -n 's/^#define SBX_HELPER_DIR "\(.*\)"$/\1/p' "$(dirname "$(realpath "$SBX")")/sbx_config.h" 2>/dev/null)
 if [ -x "$beside" ] && [ -n "$installed" ] && [ ! -e "$installed/codex-linux-sandbox" ]; then
     link=$(scratch)
     ln -s "$(realpath "$SBX")" "$link/sbx"
@@ -107,7 +121,7 @@ if [ -x "$beside" ] && [ -n "$installed" ] && [ ! -e "$installed/codex-linux-san
         "$(env -u SBX_LINUX_SANDBOX_EXE "$link/sbx" run --dry-run -p workspace-write -- true |
            python3 -c 'import json,sys; print(json.load(sys.stdin)["argv"][0])')"
 else
-    skip "through a symlink, sbx finds the helper beside the real sbx" "no build-tree helper beside sbx, or one is installed in libexecdir"
+    skip "through a symlink, sbx finds the helper beside the real sbx" "no build-tree helper beside sbx, or one is installed in its directory"
 fi
 
 done_testing
