@@ -121,12 +121,20 @@ std::string find_linux_helper() {
     const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
     if (n > 0 && static_cast<std::size_t>(n) < self.size()) {
         self.resize(static_cast<std::size_t>(n));
-        std::string beside = self.substr(0, self.rfind('/') + 1) + SBX_HELPER_NAME;
+        const std::string dir = self.substr(0, self.rfind('/') + 1);
+        std::string beside = dir + SBX_HELPER_NAME;
         if (executable_file(beside)) return beside;
+        // The release archive unpacked anywhere: PREFIX/bin/sbx and
+        // PREFIX/libexec/sbx/codex-linux-sandbox.
+        const std::size_t parent_end = dir.size() >= 2 ? dir.rfind('/', dir.size() - 2) : std::string::npos;
+        if (parent_end != std::string::npos) {
+            std::string relative = dir.substr(0, parent_end + 1) + "libexec/sbx/" + SBX_HELPER_NAME;
+            if (executable_file(relative)) return relative;
+        }
     }
     throw Error(
-        fmt::format("the Linux helper {} was not found in {} nor beside sbx; install sbx with "
-                    "'meson install' or set $SBX_LINUX_SANDBOX_EXE",
+        fmt::format("the Linux helper {} was not found in {}, beside sbx nor in ../libexec/sbx from it; install "
+                    "sbx with 'meson install' or its package, or set $SBX_LINUX_SANDBOX_EXE",
                     SBX_HELPER_NAME, SBX_HELPER_DIR));
 }
 

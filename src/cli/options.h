@@ -82,8 +82,8 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs&, const std::string& wor
 void make_missing_roots(const ResolvedPolicyArgs&);
 
 // Where sbx finds the helper: $SBX_LINUX_SANDBOX_EXE, then SBX_HELPER_DIR, then
-// beside its own executable; never the workspace or PATH.  Throws Error when
-// none is there.
+// beside its own executable, then ../libexec/sbx from it (the release
+// archive); never the workspace or PATH.  Throws Error when none is there.
 std::string find_linux_helper();
 
 // The commands; each returns sbx's exit status.
