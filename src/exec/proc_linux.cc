@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +118,25 @@ Fd nonblocking_copy(int fd) {
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return Fd();
     return Fd(::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+}
+
+bool open_files_visible() { return ::access("/proc/self/fd", R_OK) == 0; }
+
+bool has_open(pid_t pid, const struct stat& file) {
+    const std::string fds = fmt::format("/proc/{}/fd", pid);
+    DIR* dir = ::opendir(fds.c_str());
+    if (dir == nullptr) return errno != ENOENT && errno != ESRCH;  // gone, or not this user's to read
+    bool found = false;
+    struct stat st {};
+    while (const dirent* d = ::readdir(dir)) {
+        if (d->d_name[0] == '.') continue;
+        if (::fstatat(::dirfd(dir), d->d_name, &st, 0) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino) {
+            found = true;
+            break;
+        }
+    }
+    ::closedir(dir);
+    return found;
 }
 
 bool still_runs(pid_t pid, const std::string& path) {

@@ -39,6 +39,12 @@ bool stop_signal_in_flight(pid_t) { return false; }
 // whose O_NONBLOCK would be the caller's too): none, and writes block.
 Fd nonblocking_copy(int) { return Fd(); }
 
+// libproc lists a process's fds, but a pipe's there is not known to match
+// what fstat says of it: streams given to the command are not drained by
+// looking, so none is given (the supervisor reads its pipes instead).
+bool open_files_visible() { return false; }
+bool has_open(pid_t, const struct stat&) { return true; }
+
 // The Linux helper alone needs it.
 bool still_runs(pid_t, const std::string&) { return false; }
 

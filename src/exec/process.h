@@ -2,6 +2,7 @@
 // executable candidates, and the kill of every descendant.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -94,6 +95,15 @@ void remember_descendants(pid_t ancestor, pid_t group, SeenProcesses& seen);
 // stall; a socket; no /proc; a pipe of another user; macOS, where opening
 // /dev/fd/N duplicates the fd): writes there block.
 Fd nonblocking_copy(int fd);
+
+// Whether the files processes have open can be seen (Linux: /proc/PID/fd;
+// macOS: no), so that a stream given to the command itself is drained as a
+// pipe would be: sbx waits while a process of the command still has it open.
+bool open_files_visible();
+// Whether process pid has `file` (its st_dev and st_ino) open: one of its fds
+// is that file, or its fds cannot be read (another user's process; macOS).
+// A process that is gone or a zombie has none.
+bool has_open(pid_t pid, const struct stat& file);
 
 // Whether pid still runs the file at path (it has not exec'd something
 // else).  Linux only (the helper); false elsewhere.

@@ -54,6 +54,9 @@ constexpr auto kStopSettle = std::chrono::seconds(1);
 // How often, without a subreaper, the command's processes are noted, so that
 // one orphaned during the run is still found at its end.
 constexpr auto kNoteEvery = std::chrono::milliseconds(100);
+// How often, during the drain, sbx looks whether a process of the command
+// still has a stream that was given to it open (no pipe's end tells).
+constexpr auto kHolderCheckEvery = std::chrono::milliseconds(10);
 // Shown bytes a sink holds for a slow reader before the pipes feeding it
 // are left unread.
 constexpr std::size_t kPendingLimit = 256 * 1024;
@@ -617,7 +620,7 @@ public:
     // (or the drain's time is up), or the deadline.
     void pump_until_end() {
         while (true) {
-            if (exited_ && !out_.open && !err_.open) return;
+            if (exited_ && !out_.open && !err_.open && !given_stream_held()) return;
             const auto now = Clock::now();
             const auto end_by = ends_by();
             if (end_by && now >= *end_by) {
@@ -709,11 +712,18 @@ private:
         // no events, no tail for the denial notes): the command writes to sbx's
         // stream itself, as fast as without sbx.  Anything else goes through a
         // pipe that sbx reads.
+        // Handed over only where the drain can tell when the command's
+        // processes let the stream go (given_stream_held).
         const bool hand_over = opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 &&
                                opt_.caps.max_bytes == 0 && opt_.caps.max_lines == 0 &&
-                               opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO;
+                               opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO &&
+                               exec::open_files_visible();
         out_direct_ = hand_over && can_hand_over(opt_.stdout_fd);
         err_direct_ = hand_over && can_hand_over(opt_.stderr_fd);
+        for (auto [direct, fd] : {std::pair{out_direct_, opt_.stdout_fd}, std::pair{err_direct_, opt_.stderr_fd}}) {
+            struct stat st {};
+            if (direct && ::fstat(fd, &st) == 0) given_.push_back(st);
+        }
         out_pipe_ = exec::make_pipe();
         err_pipe_ = exec::make_pipe();
         // Larger pipes: fewer wakeups when a lot passes through (best effort;
@@ -785,12 +795,40 @@ private:
     // When the loop must wake: the end, or without a subreaper the next note
     // of the command's processes (taken here when due).
     std::optional<Clock::time_point> next_wake(Clock::time_point now, std::optional<Clock::time_point> end_by) {
+        if (exited_ && !given_.empty() && end_by) return std::min(*end_by, next_holder_check_);
         if (!track_orphans_ || exited_) return end_by;
         if (now >= next_note_) {
             exec::remember_descendants(::getpid(), child_->pid(), seen_);
             next_note_ = now + kNoteEvery;
         }
         return end_by && *end_by < next_note_ ? end_by : std::optional(next_note_);
+    }
+
+    // Once the command has exited: whether one of its processes still has a
+    // stream that was given to it (sbx's own stdout or stderr) open.  The
+    // drain waits for that as for a pipe's end, looking every 10 ms (taken
+    // as still held in between).
+    bool given_stream_held() {
+        if (given_.empty()) return false;
+        const auto now = Clock::now();
+        if (now < next_holder_check_) return true;
+        next_holder_check_ = now + kHolderCheckEvery;
+        // With a subreaper each of them is a descendant of sbx's: none left, none holds it.
+        if (!track_orphans_ && !exec::has_children()) return false;
+        const auto table = exec::process_table();
+        std::vector<pid_t> pids;
+        for (const auto& e : exec::descendant_entries_of(::getpid(), table))
+            if (e.state != 'Z') pids.push_back(e.pid);
+        if (track_orphans_) {  // and those orphaned out of sbx's tree
+            for (const auto& e : table) {
+                const auto it = seen_.find(e.pid);
+                if (it != seen_.end() && it->second == e.start && e.state != 'Z') pids.push_back(e.pid);
+            }
+        }
+        for (pid_t pid : pids)
+            for (const auto& file : given_)
+                if (exec::has_open(pid, file)) return true;
+        return false;
     }
 
     // The deadline, or once the command has exited the drain's end if sooner.
@@ -925,6 +963,8 @@ private:
     std::optional<Clock::time_point> drain_until_;
     exec::SeenProcesses seen_;
     Clock::time_point next_note_{};
+    std::vector<struct stat> given_;  // the streams given to the command itself
+    Clock::time_point next_holder_check_{};
     ExecResult result_;
     Loop loop_;
     Sink out_sink_, err_sink_;
