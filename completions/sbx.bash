@@ -7,7 +7,7 @@ _sbx() {
         --workspace --exclude-slash-tmp
         --exclude-tmpdir-env-var --protect --unprotect --allow-unprotected --policy-file --policy-json
         --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain"
-    local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --json --events
+    local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --cap-live --json --events
         --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
         --approver-timeout --session --rules --escalate --justification --record-denials --explain --control-fd"
 

@@ -215,7 +215,7 @@ std::string current_dir() { return system_environment().cwd; }
 struct RunText {
     std::string cwd, timeout, max_bytes, max_lines, keep, stdin_mode = "inherit", target_os, approver_timeout;
     std::vector<std::string> env, unset_env;
-    bool no_cap = false, json = false, events = false;
+    bool no_cap = false, cap_live = false, json = false, events = false;
 };
 
 void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText& text) {
@@ -224,12 +224,16 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.option("-t,--timeout", text.timeout,
                "Kill the command and everything it started after DURATION: 500ms, 10s, 2m, 1h; a bare "
                "number is seconds; 0 means none (exit 124)");
-    add.option("--max-output-bytes", text.max_bytes, "Bytes shown per stream (default 10240; 0 = no cap)");
-    add.option("--max-output-lines", text.max_lines, "Lines shown per stream (default 256; 0 = no cap)");
-    add.flag("--no-output-cap", text.no_cap, "Show all output (both caps 0)");
+    add.option("--max-output-bytes", text.max_bytes, "Bytes kept per stream (default 10240; 0 = no cap)");
+    add.option("--max-output-lines", text.max_lines, "Lines kept per stream (default 256; 0 = no cap)");
+    add.flag("--no-output-cap", text.no_cap, "Keep all output (both caps 0)");
     add.option("--keep", text.keep,
-               "head, tail or both (default): over the cap, show the first part, the last, or the first "
-               "half live and the last half when the command ends");
+               "head, tail or both (default): over the cap, keep the first part, the last, or the first "
+               "half and the last half");
+    add.flag("--cap-live", text.cap_live,
+             "By default every byte the command writes reaches sbx's stdout and stderr as it arrives, and the "
+             "caps bound only what sbx keeps (the JSON result, the end event, the approver's evidence, the "
+             "denial notes); --cap-live caps the live output too, with a note on stderr of what was omitted");
     add.flag("--json", text.json, "Print nothing while running, then one JSON result object on stdout");
     add.flag("--events", text.events,
              "Print JSON Lines while running: begin, output, omitted (where the cap left output out), end (the "
@@ -307,6 +311,11 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
     args.command.cwd = cwd;
     if (text.no_cap) args.caps.max_bytes = args.caps.max_lines = 0;
     if (text.json && text.events) throw Error("--json and --events: choose one output format");
+    if (text.cap_live && (text.json || text.events))
+        throw Error(fmt::format("--cap-live: only in text mode ({})",
+                                text.json ? "--json prints nothing while the command runs"
+                                          : "the output events of --events are capped already"));
+    args.cap_live = text.cap_live;
     args.format = text.json ? OutputFormat::Json : text.events ? OutputFormat::Events : OutputFormat::Text;
     for (const auto& kv : text.env) {
         auto eq = kv.find('=');

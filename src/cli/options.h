@@ -28,7 +28,8 @@ struct RunArgs {
     PolicyArgs policy;
     CommandSpec command;  // argv, cwd (absolute), env, stdin
     std::optional<std::chrono::milliseconds> timeout;
-    OutputCaps caps;
+    OutputCaps caps;        // what sbx keeps of each stream
+    bool cap_live = false;  // --cap-live: text mode shows only what is kept
     OutputFormat format = OutputFormat::Text;
     bool dry_run = false;
     TargetOs target_os = TargetOs::Linux;  // --target-os (dry-run only)

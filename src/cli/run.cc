@@ -111,7 +111,10 @@ public:
         opt.child_cleans_up = a.plan.sandbox == SandboxKind::Linux;
         Utf8Chunker chunkers[2];
         switch (args_.format) {
-            case OutputFormat::Text: opt.passthrough = true; break;
+            case OutputFormat::Text:
+                opt.passthrough = true;
+                opt.cap_live = args_.cap_live;
+                break;
             case OutputFormat::Json:
                 opt.passthrough = false;
                 opt.capture = true;
@@ -213,9 +216,9 @@ public:
         }
     }
 
-    // Text mode's lines on stderr after an attempt (the supervisor wrote
-    // where output was omitted): timeout, the likely denial and the flag
-    // that would allow it.
+    // Text mode's lines on stderr after an attempt (with --cap-live the
+    // supervisor wrote where output was omitted): timeout, the likely denial
+    // and the flag that would allow it.
     std::string text_notes(const Attempt& a) const {
         std::string notes;
         if (a.helper.not_enforced_reason)

@@ -262,7 +262,7 @@ std::string omission_note(Stream s, const Omission& o) {
     const char* name = s == Stream::Stdout ? "stdout" : "stderr";
     const std::string what = o.lines == 0 ? fmt::format("{} (no whole line)", plural(o.bytes, "byte"))
                                           : fmt::format("{} ({})", plural(o.lines, "line"), plural(o.bytes, "byte"));
-    return fmt::format("sbx: {}: omitted {} here; to see all output use --no-output-cap\n", name, what);
+    return fmt::format("sbx: {}: omitted {} here; to see all output run without --cap-live\n", name, what);
 }
 
 const char* keep_name(Keep k) {

@@ -105,9 +105,10 @@ private:
     bool unseen_ = false;
 };
 
-// The note at the omission point: "sbx: stdout: omitted 3 lines (21 bytes)
-// here; to see all output use --no-output-cap\n" (singular for 1; "omitted
-// 5 bytes (no whole line)" when only parts of lines were omitted).
+// The note at the omission point of a capped live stream (--cap-live):
+// "sbx: stdout: omitted 3 lines (21 bytes) here; to see all output run
+// without --cap-live\n" (singular for 1; "omitted 5 bytes (no whole line)"
+// when only parts of lines were omitted).
 std::string omission_note(Stream, const Omission&);
 
 // The name of a keep mode ("head", "tail", "both").

@@ -229,9 +229,13 @@ struct Sink {
 struct Pump {
     Stream which;
     Fd fd;
-    OutputCap cap;
+    OutputCap cap;  // what is kept (and, live_capped, what is shown)
     StreamResult* result;
     Sink* sink;  // where the shown bytes go (nullptr: captured only)
+    // The sink gets what the cap shows (--events, text mode's cap_live),
+    // else every byte.
+    bool live_capped = false;
+    // Nothing but the sink needs the bytes: spliced (where it can be).
     bool splice_out = false;
     bool open = true;
     bool ended = false;  // its omission note and tail were given
@@ -245,34 +249,54 @@ class Loop {
 public:
     explicit Loop(const SuperviseOptions& opt) : opt_(opt), buf_(std::make_unique_for_overwrite<char[]>(kReadBuffer)) {}
 
-    // The shown part of a chunk: to the capture and to sbx's stream (as it
-    // is, or as the callback's event lines).
-    void emit(Pump& p, std::string_view shown) {
-        if (shown.empty()) return;
-        if (opt_.capture) p.result->shown.append(shown);
-        if (!p.sink) return;
+    // A chunk the command wrote: what sbx keeps of it (the tail for the
+    // denial notes; the capped copy, counted, and captured when asked for),
+    // and to sbx's stream every byte, or when the live stream is capped only
+    // what the cap shows.
+    void take(Pump& p, std::string_view chunk) {
+        if (chunk.empty()) return;
+        if (opt_.tail_bytes > 0) keep_tail(*p.result, chunk);
+        if (!p.live_capped && !opt_.capture) {
+            p.cap.admit_unseen(chunk.size());  // only counted: nothing looks at the kept copy
+            show(p, chunk);
+            return;
+        }
+        const std::string_view kept = chunk.substr(0, p.cap.admit(chunk));
+        if (opt_.capture) p.result->shown.append(kept);
+        show(p, p.live_capped ? kept : chunk);
+    }
+
+    // Bytes for sbx's stream: as they are, or as the callback's event lines.
+    void show(Pump& p, std::string_view data) {
+        if (data.empty() || !p.sink) return;
         if (opt_.on_output) {
-            queue(*p.sink, opt_.on_output(p.which, shown));
+            queue(*p.sink, opt_.on_output(p.which, data));
         } else if (p.open) {
-            queue(*p.sink, shown);
+            queue(*p.sink, data);
             // sbx's own stream is gone: like a shell pipeline, the command's
             // pipe closes too, so that its next write fails (SIGPIPE).
             if (p.sink->gone) close(p);
         }
     }
 
+    // Written now as far as sbx's stream takes it (straight from `data` when
+    // nothing waits before it); the rest waits for POLLOUT.
     void queue(Sink& s, std::string_view data) {
         if (s.gone) return;
+        if (!data.empty()) {
+            s.last = data.back();
+            if (s.twin) s.twin->last = s.last;
+        }
+        if (s.sent >= s.pending.size()) {
+            const std::size_t n = write_some(s, data);
+            if (s.gone || n == data.size()) return;
+            data.remove_prefix(n);
+        }
         if (s.sent > 0 && s.sent >= s.pending.size() / 2) {
             s.pending.erase(0, s.sent);  // now and then, not at every partial write
             s.sent = 0;
         }
         s.pending.append(data);
-        if (!data.empty()) {
-            s.last = data.back();
-            if (s.twin) s.twin->last = s.last;
-        }
-        flush(s);
     }
 
     // The end of a stream (the command has ended): the note where output
@@ -281,7 +305,10 @@ public:
     void end_stream(Pump& p, Sink* notes) {
         if (p.ended) return;
         p.ended = true;
-        if (p.sink && p.sink->gone) return;  // nothing more can be shown
+        const std::string_view tail = p.cap.tail();
+        if (opt_.capture) p.result->shown.append(tail);
+        // Shown whole as it came, or nothing more can be shown.
+        if (!p.live_capped || (p.sink && p.sink->gone)) return;
         if (p.cap.truncated()) {
             const Omission o = p.cap.omitted();
             if (opt_.on_output && opt_.on_omitted && p.sink) {
@@ -292,29 +319,36 @@ public:
                 queue(*notes, note);
             }
         }
-        const std::string_view tail = p.cap.tail();
-        if (tail.empty()) return;
-        if (opt_.capture) p.result->shown.append(tail);
-        if (!p.sink) return;
+        if (tail.empty() || !p.sink) return;
         if (opt_.on_output) queue(*p.sink, opt_.on_output(p.which, tail));
         else queue(*p.sink, tail);
     }
 
-    // Writes what sbx's stream takes now; the rest waits for POLLOUT.
+    // Writes what is pending as far as sbx's stream takes it now.
     void flush(Sink& s) {
+        const std::size_t n = write_some(s, std::string_view(s.pending).substr(s.sent));
+        if (s.gone) return;
+        s.sent += n;
+        if (s.sent >= s.pending.size()) s.drop();
+    }
+
+    // What sbx's stream takes of `data` now (all of it when the stream
+    // blocks); a reader gone marks the sink lost.
+    std::size_t write_some(Sink& s, std::string_view data) {
         s.stalled = false;
-        while (s.sent < s.pending.size()) {
+        std::size_t done = 0;
+        while (done < data.size()) {
             const auto t = Clock::now();
-            const ssize_t w = ::write(s.target(), s.pending.data() + s.sent, s.pending.size() - s.sent);
+            const ssize_t w = ::write(s.target(), data.data() + done, data.size() - done);
             writing_ += Clock::now() - t;
             if (w < 0) {
                 if (errno == EINTR) continue;
                 if (errno != EAGAIN) lost(s);
-                return;
+                break;
             }
-            s.sent += static_cast<std::size_t>(w);
+            done += static_cast<std::size_t>(w);
         }
-        s.drop();
+        return done;
     }
 
     // From now on sbx's stream is written as the caller opened it, waiting
@@ -349,14 +383,13 @@ public:
     void pump(Pump& p) {
         if (!p.open) return;
         ssize_t n = -1;
-        // Capped, every byte is read: the tail and the line counts need them.
-        if (opt_.tail_bytes > 0 || !p.splice_out) {
+        // Read when something besides sbx's stream needs the bytes (the kept
+        // copy, the tail, a capped live stream).  Reading and writing 1 GiB
+        // took about the CPU time of splicing it with a tee(2) into a second
+        // pipe to take the tail from (issue 35), and works everywhere.
+        if (!p.splice_out) {
             n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
-            if (n > 0) {
-                const std::string_view chunk(buf_.get(), static_cast<std::size_t>(n));
-                if (opt_.tail_bytes > 0) keep_tail(*p.result, chunk);
-                emit(p, chunk.substr(0, p.cap.admit(chunk)));
-            }
+            if (n > 0) take(p, std::string_view(buf_.get(), static_cast<std::size_t>(n)));
         } else {
             Sink& s = *p.sink;
             const int to = s.target();
@@ -512,6 +545,19 @@ void fill(StreamResult& r, const OutputCap& cap) {
 // does, so that the command sees the same kind of stream either way).
 bool can_hand_over(int fd) { return ::fcntl(fd, F_GETFD) != -1 && ::isatty(fd) == 0; }
 
+// Whether the last byte written through fd, a regular file, is not a newline
+// (read through a description of its own: fd itself may be write-only).
+// Anything else cannot tell, and counts as at a line's start.
+bool file_ends_mid_line(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    const off_t at = ::lseek(fd, 0, SEEK_CUR);
+    if (at <= 0) return false;
+    const Fd again(::open(fmt::format("/dev/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    char c = '\n';
+    return again.valid() && ::pread(again.get(), &c, 1, at - 1) == 1 && c != '\n';
+}
+
 // Whether two fds write to the same file (a terminal, a pipe, 2>&1).
 bool same_file(int a, int b) {
     struct stat sa {
@@ -610,7 +656,7 @@ public:
         result_.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
         if (err_direct_) write_all(opt_.stderr_fd, line);
-        else loop_.emit(err_, line.substr(0, err_.cap.admit(line)));
+        else loop_.take(err_, line);
         end_streams();
         result_.duration_ms = elapsed_ms();
         return finish_result();
@@ -708,16 +754,18 @@ public:
 
 private:
     void set_up_streams() {
-        // Uncapped text mode where nothing needs to see the bytes (no capture,
-        // no events, no tail for the denial notes): the command writes to sbx's
-        // stream itself, as fast as without sbx.  Anything else goes through a
-        // pipe that sbx reads.
+        // Text mode where nothing but sbx's streams needs the bytes (no
+        // capture, no events, no tail for the denial notes, no cap on the
+        // live stream): the command writes to sbx's stream itself, as fast as
+        // without sbx and in the order it wrote (2>&1).  Anything else goes
+        // through a pipe that sbx reads, or where nothing looks at the bytes
+        // splices.
+        const bool unseen = opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 &&
+                            (!opt_.cap_live || out_.cap.unlimited());
         // Handed over only where the drain can tell when the command's
         // processes let the stream go (given_stream_held).
-        const bool hand_over = opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 &&
-                               opt_.caps.max_bytes == 0 && opt_.caps.max_lines == 0 &&
-                               opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO &&
-                               exec::open_files_visible();
+        const bool hand_over =
+            unseen && opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO && exec::open_files_visible();
         out_direct_ = hand_over && can_hand_over(opt_.stdout_fd);
         err_direct_ = hand_over && can_hand_over(opt_.stderr_fd);
         for (auto [direct, fd] : {std::pair{out_direct_, opt_.stdout_fd}, std::pair{err_direct_, opt_.stderr_fd}}) {
@@ -752,9 +800,8 @@ private:
         err_.sink = opt_.passthrough ? &err_sink_ : opt_.on_output ? &out_sink_ : nullptr;
         out_.fd = std::move(out_pipe_.read);
         err_.fd = std::move(err_pipe_.read);
-        const bool splice_ok =
-            opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 && out_.cap.unlimited();
-        out_.splice_out = err_.splice_out = splice_ok;
+        out_.live_capped = err_.live_capped = opt_.cap_live || opt_.on_output;
+        out_.splice_out = err_.splice_out = unseen;
         // Handed over: nothing to read (the pipe's write end goes at the start).
         if (out_direct_) loop_.close(out_);
         if (err_direct_) loop_.close(err_);
@@ -928,7 +975,8 @@ private:
     }
 
     ExecResult finish_result() {
-        result_.stderr_mid_line = opt_.passthrough && err_sink_.last != '\n';
+        result_.stderr_mid_line =
+            opt_.passthrough && (err_direct_ ? file_ends_mid_line(opt_.stderr_fd) : err_sink_.last != '\n');
         fill(result_.out, out_.cap);
         fill(result_.err, err_.cap);
         if (report_pipe_) result_.report = read_available(report_pipe_->read.get());

@@ -1,6 +1,6 @@
-// The supervisor: runs an ExecPlan, streams and caps its output, enforces the
-// deadline, forwards signals and kills every descendant.  It knows nothing
-// about policies.
+// The supervisor: runs an ExecPlan, streams its output whole and keeps a
+// capped copy, enforces the deadline, forwards signals and kills every
+// descendant.  It knows nothing about policies.
 #pragma once
 
 #include <chrono>
@@ -21,6 +21,8 @@ enum class Stream { Stdout, Stderr };
 // Which part of a stream over the cap is shown (output_cap.h).
 enum class Keep { Head, Tail, Both };
 
+// What sbx keeps of each stream (the result's text and counts, and what the
+// live stream shows when it is capped too).
 struct OutputCaps {
     std::uint64_t max_bytes = 10240;  // per stream; 0 = unlimited
     std::uint64_t max_lines = 256;    // per stream; 0 = unlimited
@@ -29,23 +31,29 @@ struct OutputCaps {
 
 struct SuperviseOptions {
     std::optional<std::chrono::milliseconds> timeout;
+    // What is kept of each stream: the capture, the result's counts, and with
+    // cap_live or on_output the live stream too.
     OutputCaps caps;
-    // Text mode: the shown (capped) bytes go to sbx's own stdout/stderr, the
-    // head live, the omission note (on stderr) and the tail once the command
-    // has ended.  Uncapped, with nothing else that needs the bytes (no
-    // capture, no on_output, no tail_bytes) and a stream that is not a
-    // terminal, the command is given sbx's stream itself.
+    // Text mode: every byte of the command's stdout and stderr goes to sbx's
+    // own, as it arrives.  When nothing else needs the bytes (no capture, no
+    // tail_bytes, no cap on the live stream), a stream that is not a
+    // terminal is given to the command itself.
     bool passthrough = true;
-    // Keep the shown bytes in the result (for --json and the end event).
+    // Text mode: the live stream is capped too (a short log): the head live,
+    // the omission note (on stderr) and the tail once the command has ended.
+    bool cap_live = false;
+    // Keep the capped bytes in the result (for --json and the end event).
     bool capture = false;
-    // Called with each shown chunk as it arrives (for --events); what it
-    // returns is written to stdout_fd, without blocking the loop as in text mode.
+    // Called with each shown (capped) chunk as it arrives (for --events); what
+    // it returns is written to stdout_fd, without blocking the loop as in
+    // text mode.
     std::function<std::string(Stream, std::string_view)> on_output;
     // With on_output: what to write at the omission point of a stream over
     // the cap (for --events), before its tail.
     std::function<std::string(Stream, std::uint64_t bytes, std::uint64_t lines)> on_omitted;
-    // Keep the last tail_bytes bytes of each stream, shown or not, for the
-    // denial heuristics (0 = off; on, every byte is read, never spliced).
+    // Keep the last tail_bytes bytes of each stream, whatever the caps, for
+    // the denial heuristics and the approver (0 = off; on, every byte is
+    // read, never spliced).
     std::size_t tail_bytes = 0;
     // The child is the sandbox helper, which removes what it made on the host
     // once its sandbox is gone: when the command is to be killed (the
@@ -61,8 +69,10 @@ struct SuperviseOptions {
 };
 
 struct StreamResult {
-    std::string shown;  // the capped bytes (head, then tail), when capture is on
+    std::string shown;  // the kept (capped) bytes, head then tail, when capture is on
     std::string tail;   // the last tail_bytes bytes seen, when asked for
+    // The kept copy: whether the caps cut it, and its counts (lines only
+    // when the bytes are looked at: capture, a capped live stream).
     bool truncated = false;
     std::uint64_t bytes = 0;  // total bytes seen (0 when given sbx's stream itself)
     std::uint64_t shown_bytes = 0;
@@ -89,7 +99,8 @@ struct ExecResult {
     std::size_t survivors = 0;
     // Text mode: what sbx last wrote to its stderr (or to the same file
     // through stdout) ended mid-line, so a note after the run starts with a
-    // newline.
+    // newline.  A stderr given to the command itself tells only when it is a
+    // regular file.
     bool stderr_mid_line = false;
     // The command's processes as sbx saw them: the child, and without a
     // subreaper (the portable backend) every process noted every 100 ms

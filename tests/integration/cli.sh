@@ -175,7 +175,7 @@ ok "--version" bash -c "'$SBX' --version | grep -qx 'sbx [0-9.]*'"
 for flag in --policy --network --writable-root --workspace --exclude-slash-tmp --exclude-tmpdir-env-var \
     --protect --unprotect --allow-unprotected --policy-file --policy-json --limit-memory --limit-cpu \
     --limit-procs --limit-file-size --limit-open-files --cwd --timeout --max-output-bytes --max-output-lines \
-    --no-output-cap --json --events --env --unset-env --clear-env --stdin --dry-run --target-os \
+    --no-output-cap --cap-live --json --events --env --unset-env --clear-env --stdin --dry-run --target-os \
     --ask-for-approval --reject --approver --approver-timeout --session --rules --escalate --justification \
     --keep --read-only --deny --deny-glob --minimal; do
     "$SBX" run --help | grep -q -- "$flag" || { _tap_result fail "run --help explains $flag"; continue; }

@@ -36,42 +36,51 @@ out=$("$SBX" run "${full[@]}" -- "$d/noexec" 2>/dev/null); is "not executable: 1
 is "a non-executable file does not run" "" "$out"
 "$SBX" run -p read-only -- sh -c 'exit 5'; is "sandboxed: the command's own status" 5 $?
 
-# --- caps -----------------------------------------------------------------
+# --- caps ------------------------------------------------------------------
+# By default every byte reaches sbx's streams; --cap-live caps them too.
 # (--keep head here; the head and the tail, and the note's text: output.sh)
-out=$("$SBX" run "${full[@]}" --keep head --max-output-bytes 10 -- printf '0123456789ABCDEF' 2>"$d/err")
+out=$("$SBX" run "${full[@]}" --cap-live --keep head --max-output-bytes 10 -- printf '0123456789ABCDEF' 2>"$d/err")
 is "byte cap: exactly 10 bytes" "0123456789" "$out"
-is "byte cap: the omission note" "sbx: stdout: omitted 6 bytes (no whole line) here; to see all output use --no-output-cap" "$(cat "$d/err")"
-"$SBX" run "${full[@]}" --keep head --max-output-lines 5 -- seq 1 1000 >"$d/out" 2>"$d/err"
+is "byte cap: the omission note" "sbx: stdout: omitted 6 bytes (no whole line) here; to see all output run without --cap-live" "$(cat "$d/err")"
+"$SBX" run "${full[@]}" --cap-live --keep head --max-output-lines 5 -- seq 1 1000 >"$d/out" 2>"$d/err"
 is "line cap: exactly 5 lines" "$(seq 1 5)" "$(cat "$d/out")"
-is "line cap: the omission note" "sbx: stdout: omitted 995 lines (3883 bytes) here; to see all output use --no-output-cap" "$(cat "$d/err")"
-"$SBX" run "${full[@]}" --max-output-lines 3 -- printf 'a\nb\nc' >"$d/out" 2>"$d/err"
+is "line cap: the omission note" "sbx: stdout: omitted 995 lines (3883 bytes) here; to see all output run without --cap-live" "$(cat "$d/err")"
+"$SBX" run "${full[@]}" --cap-live --max-output-lines 3 -- printf 'a\nb\nc' >"$d/out" 2>"$d/err"
 is "partial last line within the line cap is shown" "$(printf 'a\nb\nc' | od -c)" "$(od -c <"$d/out")"
 is "  and nothing is reported truncated" "" "$(cat "$d/err")"
-"$SBX" run "${full[@]}" --keep head --max-output-lines 2 --max-output-bytes 5 -- printf 'ab\ncdefgh\nij' >"$d/out" 2>"$d/err"
+"$SBX" run "${full[@]}" --cap-live --keep head --max-output-lines 2 --max-output-bytes 5 -- printf 'ab\ncdefgh\nij' >"$d/out" 2>"$d/err"
 is "a partial line cut by the byte cap counts as a line" "ab
 cd" "$(cat "$d/out")"
-is "  the note" "sbx: stdout: omitted 1 line (7 bytes) here; to see all output use --no-output-cap" "$(cat "$d/err")"
+is "  the note" "sbx: stdout: omitted 1 line (7 bytes) here; to see all output run without --cap-live" "$(cat "$d/err")"
 "$SBX" run "${full[@]}" -- sh -c 'seq 1 100000; seq 1 100000 >&2' >"$d/out" 2>"$d/err"
-is "default caps: 256 lines on stdout" 256 "$(wc -l <"$d/out")"
-ok "default caps: each stream has its note" grep -qx "sbx: stderr: omitted 99744 lines ($(seq 1 100000 | sed -n 129,99872p | wc -c) bytes) here; to see all output use --no-output-cap" "$d/err"
-is "default caps: stderr shows 256 lines plus the two notes" 258 "$(wc -l <"$d/err")"
+is "by default every line: 100000 on stdout, 100000 on stderr" "100000 100000" "$(wc -l <"$d/out") $(wc -l <"$d/err")"
+"$SBX" run "${full[@]}" --cap-live -- sh -c 'seq 1 100000; seq 1 100000 >&2' >"$d/out" 2>"$d/err"
+is "--cap-live, default caps: 256 lines on stdout" 256 "$(wc -l <"$d/out")"
+ok "--cap-live, default caps: each stream has its note" grep -qx "sbx: stderr: omitted 99744 lines ($(seq 1 100000 | sed -n 129,99872p | wc -c) bytes) here; to see all output run without --cap-live" "$d/err"
+is "--cap-live, default caps: stderr shows 256 lines plus the two notes" 258 "$(wc -l <"$d/err")"
 "$SBX" run "${full[@]}" -- sh -c 'head -c 20000 /dev/zero | tr "\0" x' >"$d/out" 2>/dev/null
-is "default byte cap: 10240 bytes" 10240 "$(wc -c <"$d/out")"
+is "by default every byte: 20000" 20000 "$(wc -c <"$d/out")"
+"$SBX" run "${full[@]}" --cap-live -- sh -c 'head -c 20000 /dev/zero | tr "\0" x' >"$d/out" 2>/dev/null
+is "--cap-live, default byte cap: 10240 bytes" 10240 "$(wc -c <"$d/out")"
 
 # --- binary output ----------------------------------------------------------
 head -c 300000 /dev/urandom >"$d/bin"
-"$SBX" run "${full[@]}" --no-output-cap -- cat "$d/bin" >"$d/bin.out"
-ok "binary output passes byte for byte (uncapped)" cmp "$d/bin" "$d/bin.out"
-"$SBX" run "${full[@]}" --keep head --max-output-bytes 1000 --max-output-lines 0 -- cat "$d/bin" >"$d/bin.out" 2>/dev/null
+"$SBX" run "${full[@]}" -- cat "$d/bin" >"$d/bin.out"
+ok "binary output passes byte for byte" cmp "$d/bin" "$d/bin.out"
+"$SBX" run "${full[@]}" --cap-live --keep head --max-output-bytes 1000 --max-output-lines 0 -- cat "$d/bin" >"$d/bin.out" 2>/dev/null
 ok "binary output is cut at exactly 1000 bytes" cmp "$d/bin.out" <(head -c 1000 "$d/bin")
-"$SBX" run "${full[@]}" --no-output-cap -- cat "$d/bin" | cat >"$d/bin.out"
+"$SBX" run "${full[@]}" -- cat "$d/bin" | cat >"$d/bin.out"
 ok "binary output through a pipe" cmp "$d/bin" "$d/bin.out"
+"$SBX" run -p read-only -- cat "$d/bin" | cat >"$d/bin.out"
+ok "  sandboxed (read and written by sbx)" cmp "$d/bin" "$d/bin.out"
 
 # --- a reader that goes away ---------------------------------------------------
 timeout 10 "$SBX" run "${full[@]}" -- yes 2>/dev/null | head -1 >/dev/null
-is "sbx's reader exits: the command gets SIGPIPE, even past the cap (141)" 141 "${PIPESTATUS[0]}"
-timeout 10 "$SBX" run "${full[@]}" --no-output-cap -- yes 2>/dev/null | head -1 >/dev/null
-is "  and uncapped (141)" 141 "${PIPESTATUS[0]}"
+is "sbx's reader exits: the command gets SIGPIPE (141)" 141 "${PIPESTATUS[0]}"
+timeout 10 "$SBX" run -p read-only -- yes 2>/dev/null | head -1 >/dev/null
+is "  sandboxed, sbx writing what it read (141)" 141 "${PIPESTATUS[0]}"
+timeout 10 "$SBX" run "${full[@]}" --cap-live -- yes 2>/dev/null | head -1 >/dev/null
+is "  --cap-live, past the cap (141)" 141 "${PIPESTATUS[0]}"
 
 # --- 1 GiB ------------------------------------------------------------------
 if [ -x /usr/bin/time ]; then
@@ -80,13 +89,17 @@ if [ -x /usr/bin/time ]; then
     is "1 GiB with --json: every byte counted" 1073741824 "$(jq .stdout_bytes "$d/json")"
     is "1 GiB with --json: 10240 bytes kept" 10240 "$(jq -j .stdout "$d/json" | wc -c)"
     bound "1 GiB with --json: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
-    /usr/bin/time -v -o "$d/time" "$SBX" run "${full[@]}" --no-output-cap -- head -c 1G /dev/zero | wc -c >"$d/count"
+    /usr/bin/time -v -o "$d/time" "$SBX" run "${full[@]}" -- head -c 1G /dev/zero | wc -c >"$d/count"
     rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
-    is "1 GiB uncapped through a pipe: every byte arrives" 1073741824 "$(cat "$d/count")"
-    bound "1 GiB uncapped: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
-    /usr/bin/time -v -o "$d/time" "$SBX" run -p read-only -- head -c 1G /dev/zero >"$d/out" 2>"$d/err"
+    is "1 GiB through a pipe: every byte arrives" 1073741824 "$(cat "$d/count")"
+    bound "1 GiB: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    /usr/bin/time -v -o "$d/time" "$SBX" run -p read-only -- head -c 1G /dev/zero 2>"$d/err" | wc -c >"$d/count"
     rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
-    bound "1 GiB sandboxed, capped text: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    is "1 GiB sandboxed (read and written by sbx) through a pipe: every byte arrives" 1073741824 "$(cat "$d/count")"
+    bound "1 GiB sandboxed: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
+    /usr/bin/time -v -o "$d/time" "$SBX" run -p read-only --cap-live -- head -c 1G /dev/zero >"$d/out" 2>"$d/err"
+    rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$d/time")
+    bound "1 GiB sandboxed, --cap-live: peak RSS ${rss} KiB < 8 MiB" test "$rss" -lt 8192
     ok "  the note counts every byte" grep -q "omitted 1073731584 bytes" "$d/err"
 else
     skip "1 GiB RSS" "/usr/bin/time is not installed"
@@ -467,14 +480,13 @@ ok "after SIGTERM, the setsid grandchild that ignores it is gone too" gone "$gc"
 # --- after exit: drain for 2 s, then kill ------------------------------------
 # (The command ends once its background process has written its pid.  The
 # drain is a 2 s timer: the lower bound holds on any machine, and the upper
-# one only rules out waiting for the holder's own 100 s.)  Uncapped,
-# unsandboxed text mode gives the command sbx's own stdout, whose holders sbx
-# looks for; capped, the command writes to a pipe that sbx reads, whose end
-# tells.
+# one only rules out waiting for the holder's own 100 s.)  Unsandboxed text
+# mode gives the command sbx's own stdout, whose holders sbx looks for; with
+# --cap-live the command writes to a pipe that sbx reads, whose end tells.
 bg_up="while [ ! -s $d/bg ]; do sleep 0.01; done"
 for how in given piped; do
     opts=("${full[@]}")
-    [ "$how" = given ] && opts+=(--no-output-cap)
+    [ "$how" = piped ] && opts+=(--cap-live)
     rm -f "$d/bg"
     t0=$(now_ms)
     out=$("$SBX" run "${opts[@]}" -- sh -c "sh -c 'echo \$\$ > $d/bg; exec sleep 100' & $bg_up; echo done")

@@ -173,13 +173,12 @@ TEST_CASE("binary output passes byte for byte") {
     CHECK(r.out.shown == std::string("\0\1\xff\xfe\n\0", 6));
 }
 
-TEST_CASE("uncapped, with nothing that needs the bytes, the command writes to the target fd itself") {
+TEST_CASE("text mode, with nothing that needs the bytes, the command writes to the target fd itself") {
     const auto dir = temp_dir();
     const auto file = dir + "/out";
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     REQUIRE(fd >= 0);
-    SuperviseOptions o;
-    o.caps = OutputCaps{0, 0};
+    SuperviseOptions o;  // the default caps: they bound what is kept, not what is shown
     o.stdout_fd = fd;
     o.stderr_fd = fd;
     auto r = supervise(sh("head -c 3000000 /dev/urandom | od -An -tx1 | head -c 5000000; echo end; "
@@ -201,6 +200,98 @@ TEST_CASE("uncapped, with nothing that needs the bytes, the command writes to th
     CHECK(r.out.bytes == slurp(file).size());
     std::remove(file.c_str());
     ::rmdir(dir.c_str());
+}
+
+namespace {
+
+// Runs script in text mode with stdout and stderr going to files of their
+// own; the files' contents.
+struct TextRun {
+    ExecResult result;
+    std::string out, err;
+};
+
+TextRun text_run(const std::string& script, SuperviseOptions o) {
+    const auto dir = temp_dir();
+    const auto out = dir + "/out", err = dir + "/err";
+    const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    REQUIRE(out_fd >= 0);
+    REQUIRE(err_fd >= 0);
+    o.stdout_fd = out_fd;
+    o.stderr_fd = err_fd;
+    TextRun run{supervise(sh(script), o), slurp(out), slurp(err)};
+    ::close(out_fd);
+    ::close(err_fd);
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    ::rmdir(dir.c_str());
+    return run;
+}
+
+std::string seq(int n) {
+    std::string s;
+    for (int i = 1; i <= n; ++i) s += std::to_string(i) + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("text mode shows every byte live, whatever the caps, also when the bytes are read") {
+    SuperviseOptions o;
+    o.caps = OutputCaps{100, 5, Keep::Both};
+    o.tail_bytes = 16;  // as when sandboxed: every byte is read, and written on
+    auto r = text_run("seq 1 100000; seq 1 100000 >&2; head -c 3000000 /dev/zero", o);
+    CHECK(r.result.exit_code == 0);
+    CHECK(r.out == seq(100000) + std::string(3000000, '\0'));
+    CHECK(r.err == seq(100000));  // and no note
+    CHECK(r.result.out.bytes == r.out.size());
+    CHECK(r.result.out.tail == std::string(16, '\0'));
+    CHECK(r.result.err.tail == seq(100000).substr(seq(100000).size() - 16));
+    CHECK_FALSE(r.result.out.truncated);  // nothing was kept, so nothing was cut
+}
+
+TEST_CASE("text mode with a capture: everything live, the capture capped") {
+    SuperviseOptions o;
+    o.capture = true;
+    o.caps = OutputCaps{0, 4, Keep::Both};
+    auto r = text_run("seq 1 10", o);
+    CHECK(r.out == seq(10));
+    CHECK(r.err.empty());
+    CHECK(r.result.out.shown == "1\n2\n9\n10\n");
+    CHECK(r.result.out.truncated);
+    CHECK(r.result.out.omitted_lines == 6);
+    CHECK(r.result.out.bytes == 21);
+}
+
+TEST_CASE("cap_live: the live stream capped, the note on stderr at the omission point") {
+    SuperviseOptions o;
+    o.cap_live = true;
+    o.caps = OutputCaps{0, 4, Keep::Both};
+    auto r = text_run("seq 1 10; printf 'a\nb\nc\nd\ne' >&2", o);
+    CHECK(r.out == "1\n2\n9\n10\n");
+    // stderr's head live; at the end each stream's note, before its tail.
+    CHECK(r.err ==
+          "a\nb\n"
+          "sbx: stdout: omitted 6 lines (12 bytes) here; to see all output run without --cap-live\n"
+          "sbx: stderr: omitted 1 line (2 bytes) here; to see all output run without --cap-live\n"
+          "d\ne");
+    CHECK(r.result.out.truncated);
+    CHECK(r.result.stderr_mid_line);
+    // Uncapped, nothing to cut: handed over as without cap_live.
+    o.caps = OutputCaps{0, 0};
+    r = text_run("readlink /proc/self/fd/1", o);
+    CHECK_FALSE(r.out.starts_with("pipe:"));
+}
+
+TEST_CASE("a stream given to the command itself: a note after it starts a line where a file tells") {
+    auto r = text_run("printf 'no newline' >&2", SuperviseOptions{});
+    CHECK(r.err == "no newline");
+    CHECK(r.result.stderr_mid_line);
+    r = text_run("echo line >&2", SuperviseOptions{});
+    CHECK_FALSE(r.result.stderr_mid_line);
+    r = text_run("true", SuperviseOptions{});
+    CHECK_FALSE(r.result.stderr_mid_line);
 }
 
 TEST_CASE("the callback sees exactly the shown chunks") {

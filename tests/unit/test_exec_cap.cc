@@ -136,7 +136,7 @@ TEST_CASE("both: a line cut mid-way by the byte cap") {
     CHECK(cap.omitted().lines == 0);  // the line shows at both ends
     CHECK(cap.shown_lines() == 1);
     CHECK(sbx::omission_note(Stream::Stdout, cap.omitted()) ==
-          "sbx: stdout: omitted 11 bytes (no whole line) here; to see all output use --no-output-cap\n");
+          "sbx: stdout: omitted 11 bytes (no whole line) here; to see all output run without --cap-live\n");
 }
 
 TEST_CASE("no trailing newline") {
@@ -242,11 +242,11 @@ TEST_CASE("the tail stays within the cap however much passes") {
 TEST_CASE("the omission note: counts, singular and plural") {
     using sbx::Omission;
     CHECK(sbx::omission_note(Stream::Stdout, Omission{1, 1}) ==
-          "sbx: stdout: omitted 1 line (1 byte) here; to see all output use --no-output-cap\n");
+          "sbx: stdout: omitted 1 line (1 byte) here; to see all output run without --cap-live\n");
     CHECK(sbx::omission_note(Stream::Stderr, Omission{312, 44}) ==
-          "sbx: stderr: omitted 44 lines (312 bytes) here; to see all output use --no-output-cap\n");
+          "sbx: stderr: omitted 44 lines (312 bytes) here; to see all output run without --cap-live\n");
     CHECK(sbx::omission_note(Stream::Stdout, Omission{1, 0}) ==
-          "sbx: stdout: omitted 1 byte (no whole line) here; to see all output use --no-output-cap\n");
+          "sbx: stdout: omitted 1 byte (no whole line) here; to see all output run without --cap-live\n");
 }
 
 TEST_CASE("property: head, tail and counts agree with a brute-force reading") {
