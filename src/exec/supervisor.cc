@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -237,6 +238,9 @@ struct Pump {
     bool live_capped = false;
     // Nothing but the sink needs the bytes: spliced (where it can be).
     bool splice_out = false;
+    // The sink gets every byte and only the tail is looked at: all but the
+    // end of what the pipe holds is spliced (where it can be).
+    bool splice_front = false;
     bool open = true;
     bool ended = false;  // its omission note and tail were given
 
@@ -382,35 +386,71 @@ public:
     // One read (or splice) from a readable pipe.
     void pump(Pump& p) {
         if (!p.open) return;
-        ssize_t n = -1;
+        if (p.splice_out) return splice_all(p);
+        if (p.splice_front && splice_front(p)) return;
         // Read when something besides sbx's stream needs the bytes (the kept
-        // copy, the tail, a capped live stream).  Reading and writing 1 GiB
-        // took about the CPU time of splicing it with a tee(2) into a second
-        // pipe to take the tail from (issue 35), and works everywhere.
-        if (!p.splice_out) {
-            n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
-            if (n > 0) take(p, std::string_view(buf_.get(), static_cast<std::size_t>(n)));
-        } else {
-            Sink& s = *p.sink;
-            const int to = s.target();
-            const auto t = Clock::now();
-            n = exec::splice_pipe(p.fd.get(), to, kSpliceChunk, to != s.fd);
-            writing_ += Clock::now() - t;
-            if (n < 0 && errno == EPIPE) {
-                lost(s);
-                return close(p);
-            }
-            if (n < 0 && errno == EAGAIN) {
-                s.stalled = true;  // readable, so it is sbx's stream that is full
-                return;
-            }
-            if (n < 0 && errno != EINTR) {
-                p.splice_out = false;  // not spliceable (a terminal, O_APPEND, no splice): read and write
-                return pump(p);
-            }
-            if (n > 0) p.cap.admit_unseen(static_cast<std::uint64_t>(n));
-        }
+        // copy, the tail, a capped live stream).
+        const ssize_t n = ::read(p.fd.get(), buf_.get(), kReadBuffer);
+        if (n > 0) take(p, std::string_view(buf_.get(), static_cast<std::size_t>(n)));
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) close(p);
+    }
+
+    // Nothing but sbx's stream needs the bytes: they move without a copy.
+    void splice_all(Pump& p) {
+        Sink& s = *p.sink;
+        const int to = s.target();
+        const auto t = Clock::now();
+        const ssize_t n = exec::splice_pipe(p.fd.get(), to, kSpliceChunk, to != s.fd);
+        writing_ += Clock::now() - t;
+        if (n < 0 && errno == EPIPE) {
+            lost(s);
+            return close(p);
+        }
+        if (n < 0 && errno == EAGAIN) {
+            s.stalled = true;  // readable, so it is sbx's stream that is full
+            return;
+        }
+        if (n < 0 && errno != EINTR) {
+            p.splice_out = false;  // not spliceable (a terminal, O_APPEND, no splice): read and write
+            return pump(p);
+        }
+        if (n > 0) p.cap.admit_unseen(static_cast<std::uint64_t>(n));
+        if (n == 0) close(p);
+    }
+
+    // Only the last tail_bytes of the stream are looked at (text mode,
+    // sandboxed: the denial notes, the approver).  When the pipe holds more
+    // than twice that, all but the last tail_bytes move without a copy; the
+    // rest is read and written as usual, so that what is read after a splice
+    // is the stream's end so far, and nothing is held back.  (A tee(2) of
+    // everything into a pipe of sbx's to read the tail from took as much CPU
+    // as reading and writing it all: issue 35.)  True when the pump is done
+    // for now: sbx's stream is full, or gone.
+    bool splice_front(Pump& p) {
+        Sink& s = *p.sink;
+        // Not past bytes that wait for sbx's stream: read after them instead.
+        if (s.waiting()) return false;
+        int held = 0;
+        if (::ioctl(p.fd.get(), FIONREAD, &held) != 0 || held <= 0 ||
+            static_cast<std::size_t>(held) <= 2 * opt_.tail_bytes)
+            return false;
+        const int to = s.target();
+        const std::size_t front = static_cast<std::size_t>(held) - opt_.tail_bytes;
+        const auto t = Clock::now();
+        const ssize_t n = exec::splice_pipe(p.fd.get(), to, front, to != s.fd);
+        writing_ += Clock::now() - t;
+        if (n > 0) p.cap.admit_unseen(static_cast<std::uint64_t>(n));
+        if (n < 0 && errno == EPIPE) {
+            lost(s);
+            close(p);
+            return true;
+        }
+        if ((n < 0 && errno == EAGAIN) || (n > 0 && static_cast<std::size_t>(n) < front)) {
+            s.stalled = true;  // sbx's stream took what it could
+            return true;
+        }
+        if (n < 0 && errno != EINTR) p.splice_front = false;  // not spliceable: read and write
+        return false;
     }
 
     void keep_tail(StreamResult& r, std::string_view chunk) {
@@ -802,6 +842,8 @@ private:
         err_.fd = std::move(err_pipe_.read);
         out_.live_capped = err_.live_capped = opt_.cap_live || opt_.on_output;
         out_.splice_out = err_.splice_out = unseen;
+        out_.splice_front = err_.splice_front =
+            opt_.passthrough && !out_.live_capped && !opt_.capture && opt_.tail_bytes > 0;
         // Handed over: nothing to read (the pipe's write end goes at the start).
         if (out_direct_) loop_.close(out_);
         if (err_direct_) loop_.close(err_);

@@ -52,8 +52,8 @@ struct SuperviseOptions {
     // the cap (for --events), before its tail.
     std::function<std::string(Stream, std::uint64_t bytes, std::uint64_t lines)> on_omitted;
     // Keep the last tail_bytes bytes of each stream, whatever the caps, for
-    // the denial heuristics and the approver (0 = off; on, every byte is
-    // read, never spliced).
+    // the denial heuristics and the approver (0 = off; on, text mode splices
+    // only what comes before the end of what a pipe holds, and reads the end).
     std::size_t tail_bytes = 0;
     // The child is the sandbox helper, which removes what it made on the host
     // once its sandbox is gone: when the command is to be killed (the

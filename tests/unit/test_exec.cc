@@ -251,6 +251,59 @@ TEST_CASE("text mode shows every byte live, whatever the caps, also when the byt
     CHECK_FALSE(r.result.out.truncated);  // nothing was kept, so nothing was cut
 }
 
+TEST_CASE("text mode, only the tail looked at: the tail is the stream's end, every byte shown") {
+    // Large writes: all but the end of what the pipe holds is spliced.
+    SuperviseOptions o;
+    o.tail_bytes = 4096;
+    const std::string want = seq(1000000);
+    for (int round = 0; round < 3; ++round) {
+        auto r = text_run("seq 1 1000000; seq 1 1000000 >&2", o);
+        CHECK(r.out == want);
+        CHECK(r.err == want);
+        CHECK(r.result.out.tail == want.substr(want.size() - 4096));
+        CHECK(r.result.err.tail == want.substr(want.size() - 4096));
+        CHECK(r.result.out.bytes == want.size());
+    }
+}
+
+TEST_CASE("text mode, only the tail looked at, to a reader slower than the command: every byte in order") {
+    // sbx's stream fills: splices stop short, reads wait for it; neither
+    // may overtake the other.  On stdout (a larger pipe) and stderr.
+    SuperviseOptions o;
+    o.tail_bytes = 4096;
+    const std::string want = seq(1000000);
+    const auto dir = temp_dir();
+    const auto file = dir + "/seq";
+    std::ofstream(file, std::ios::binary) << want;
+    for (const Stream stream : {Stream::Stdout, Stream::Stderr}) {
+        for (int round = 0; round < 3; ++round) {
+            int fds[2];
+            REQUIRE(::pipe(fds) == 0);
+            for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+            (stream == Stream::Stdout ? o.stdout_fd : o.stderr_fd) = fds[1];
+            std::string got;
+            std::thread reader([&] {
+                char buf[65536];
+                for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+                    got.append(buf, static_cast<std::size_t>(n));
+            });
+            // cat writes in large pieces
+            auto r = supervise(sh("cat " + file + (stream == Stream::Stderr ? " >&2" : "")), o);
+            ::close(fds[1]);
+            reader.join();
+            ::close(fds[0]);
+            o.stdout_fd = 1;
+            o.stderr_fd = 2;
+            CHECK(r.exit_code == 0);
+            CHECK(got.size() == want.size());
+            CHECK(got == want);
+            CHECK((stream == Stream::Stdout ? r.out : r.err).tail == want.substr(want.size() - 4096));
+        }
+    }
+    std::remove(file.c_str());
+    ::rmdir(dir.c_str());
+}
+
 TEST_CASE("text mode with a capture: everything live, the capture capped") {
     SuperviseOptions o;
     o.capture = true;
