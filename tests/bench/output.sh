@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# 1 GiB of output through `sbx run --no-output-cap` against a plain pipe, in
-# one run: wall time and sbx's peak RSS, printed side by side with the ratio.
+# 1 GiB of output through `sbx run` (every byte reaches sbx's stdout) against
+# a plain pipe, in one run: wall time and sbx's peak RSS, printed side by side
+# with the ratio.
 #   tests/bench/output.sh [BUILD_DIR [SIZE]]   (default: build 1G; RUNS=5;
 #                                              SBX=path overrides BUILD_DIR/sbx)
 # sbx and the plain pipe run in turn (sbx, plain, sbx, plain, ...) so that a
@@ -35,19 +36,18 @@ rss() {  # peak RSS in KiB of the program run by: bash -c "$1" (wrapped in time)
 
 echo "sbx output benchmark: $SIZE of /dev/zero, $RUNS runs each, in turn with a plain pipe"
 echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-pair "sbx run --no-output-cap | cat (pass-through)" "$(q "${full[@]}" --no-output-cap -- "${cmd[@]}") | cat >/dev/null"
-pair "sbx run --no-output-cap >/dev/null" "$(q "${full[@]}" --no-output-cap -- "${cmd[@]}") >/dev/null"
-pair "sbx run (default cap, keep both) | cat" "$(q "${full[@]}" -- "${cmd[@]}") 2>/dev/null | cat >/dev/null"
-pair "sbx run -p read-only --no-output-cap | cat" \
-    "$(q "$SBX" run -p read-only --no-output-cap -- "${cmd[@]}") | cat >/dev/null"
+pair "sbx run | cat (pass-through)" "$(q "${full[@]}" -- "${cmd[@]}") | cat >/dev/null"
+pair "sbx run >/dev/null" "$(q "${full[@]}" -- "${cmd[@]}") >/dev/null"
+pair "sbx run -p read-only | cat (spliced, end read)" "$(q "$SBX" run -p read-only -- "${cmd[@]}") | cat >/dev/null"
+pair "sbx run --cap-live | cat (a short log)" "$(q "${full[@]}" --cap-live -- "${cmd[@]}") 2>/dev/null | cat >/dev/null"
 echo "  load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -x /usr/bin/time ]; then
     rss_cat=$(rss "cat </dev/zero | head -c $SIZE >/dev/null")
-    rss_sbx=$(rss "$(q "${full[@]}" --no-output-cap -- "${cmd[@]}") | cat >/dev/null")
-    rss_ro=$(rss "$(q "$SBX" run -p read-only --no-output-cap -- "${cmd[@]}") | cat >/dev/null")
+    rss_sbx=$(rss "$(q "${full[@]}" -- "${cmd[@]}") | cat >/dev/null")
+    rss_ro=$(rss "$(q "$SBX" run -p read-only -- "${cmd[@]}") | cat >/dev/null")
     rss_capped=$(rss "$(q "${full[@]}" --json -- "${cmd[@]}") >/dev/null")
-    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx, uncapped, to a pipe" "$rss_sbx" "$(ratio "$rss_sbx" "$rss_cat")"
-    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx -p read-only, uncapped" "$rss_ro" "$(ratio "$rss_ro" "$rss_cat")"
+    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx, to a pipe" "$rss_sbx" "$(ratio "$rss_sbx" "$rss_cat")"
+    printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx -p read-only, to a pipe" "$rss_ro" "$(ratio "$rss_ro" "$rss_cat")"
     printf '  %-46s %6s KiB  ratio to cat %s\n' "peak RSS: sbx --json (default caps)" "$rss_capped" "$(ratio "$rss_capped" "$rss_cat")"
     printf '  %-46s %6s KiB\n' "peak RSS: cat (the plain pipe's reader)" "$rss_cat"
 fi
