@@ -98,7 +98,8 @@ Fd nonblocking_copy(int fd);
 
 // Whether the files processes have open can be seen (Linux: /proc/PID/fd;
 // macOS: no), so that a stream given to the command itself is drained as a
-// pipe would be: sbx waits while a process of the command still has it open.
+// pipe would be: sbx waits while a process of the command still has it open
+// (the Linux backend, whose subreaper keeps every such process in its tree).
 bool open_files_visible();
 // Whether process pid has `file` (its st_dev and st_ino) open: one of its fds
 // is that file, or its fds cannot be read (another user's process; macOS).

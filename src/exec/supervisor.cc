@@ -803,9 +803,11 @@ private:
         const bool unseen = opt_.passthrough && !opt_.capture && !opt_.on_output && opt_.tail_bytes == 0 &&
                             (!opt_.cap_live || out_.cap.unlimited());
         // Handed over only where the drain can tell when the command's
-        // processes let the stream go (given_stream_held).
-        const bool hand_over =
-            unseen && opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO && exec::open_files_visible();
+        // processes let the stream go (given_stream_held): each of them is
+        // found (a subreaper: without one, an orphan escapes sbx's tree) and
+        // its open files seen.
+        const bool hand_over = unseen && opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO &&
+                               !track_orphans_ && exec::open_files_visible();
         out_direct_ = hand_over && can_hand_over(opt_.stdout_fd);
         err_direct_ = hand_over && can_hand_over(opt_.stderr_fd);
         for (auto [direct, fd] : {std::pair{out_direct_, opt_.stdout_fd}, std::pair{err_direct_, opt_.stderr_fd}}) {
@@ -903,20 +905,12 @@ private:
         if (now < next_holder_check_) return true;
         next_holder_check_ = now + kHolderCheckEvery;
         // With a subreaper each of them is a descendant of sbx's: none left, none holds it.
-        if (!track_orphans_ && !exec::has_children()) return false;
-        const auto table = exec::process_table();
-        std::vector<pid_t> pids;
-        for (const auto& e : exec::descendant_entries_of(::getpid(), table))
-            if (e.state != 'Z') pids.push_back(e.pid);
-        if (track_orphans_) {  // and those orphaned out of sbx's tree
-            for (const auto& e : table) {
-                const auto it = seen_.find(e.pid);
-                if (it != seen_.end() && it->second == e.start && e.state != 'Z') pids.push_back(e.pid);
-            }
-        }
-        for (pid_t pid : pids)
+        if (!exec::has_children()) return false;
+        for (const auto& e : exec::descendant_entries(::getpid())) {
+            if (e.state == 'Z') continue;
             for (const auto& file : given_)
-                if (exec::has_open(pid, file)) return true;
+                if (exec::has_open(e.pid, file)) return true;
+        }
         return false;
     }
 

@@ -4,6 +4,7 @@
 # effects on files, processes and sockets.  Environment, set by meson:
 #   SBX                    the sbx executable under test
 #   SBX_LINUX_SANDBOX_EXE  the helper under test (sbx honours this variable)
+#   SBX_SUPERVISOR         the supervisor's backend: linux or portable
 # Sourcing this file gives:
 #   ok DESC CMD...         a test that passes when CMD succeeds
 #   not_ok DESC CMD...     a test that passes when CMD fails
@@ -162,7 +163,7 @@ require_helper() {
 # Run a command as the unprivileged user 65534 (used by unprivileged.sh).
 as_nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env -- \
-        env SBX="$SBX" SBX_LINUX_SANDBOX_EXE="${SBX_LINUX_SANDBOX_EXE:-}" \
+        env SBX="$SBX" SBX_LINUX_SANDBOX_EXE="${SBX_LINUX_SANDBOX_EXE:-}" SBX_SUPERVISOR="${SBX_SUPERVISOR:-}" \
         ${CODEX_LINUX_SANDBOX:+"CODEX_LINUX_SANDBOX=$CODEX_LINUX_SANDBOX"} \
         ${CODEX_LINUX_SANDBOX_0171:+"CODEX_LINUX_SANDBOX_0171=$CODEX_LINUX_SANDBOX_0171"} \
         SBX_TEST_UNPRIVILEGED=1 PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent \

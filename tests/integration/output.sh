@@ -39,11 +39,16 @@ for mode in danger-full-access read-only; do
     "$SBX" run -p "$mode" -- sh -c 'seq 1 100000 >&2' 2>"$d/out"
     same "$mode: seq 1 100000 on stderr, into a file" "$d/seq" "$d/out"
 done
-# 2>&1 through a pipe: stdout and stderr in the order the command wrote them.
-for i in $(seq 1 2000); do echo "out $i"; echo "err $i"; done >"$d/want"
-"$SBX" run "${full[@]}" -- sh -c 'i=1; while [ $i -le 2000 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done' 2>&1 |
-    cat >"$d/out"
-same "unsandboxed 2>&1 through a pipe: stdout and stderr interleaved as written" "$d/want" "$d/out"
+# 2>&1 through a pipe: stdout and stderr in the order the command wrote them
+# (given sbx's own stream: the Linux supervisor).
+if [ "${SBX_SUPERVISOR:-linux}" = linux ]; then
+    for i in $(seq 1 2000); do echo "out $i"; echo "err $i"; done >"$d/want"
+    "$SBX" run "${full[@]}" -- sh -c 'i=1; while [ $i -le 2000 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done' \
+        2>&1 | cat >"$d/out"
+    same "unsandboxed 2>&1 through a pipe: stdout and stderr interleaved as written" "$d/want" "$d/out"
+else
+    skip "unsandboxed 2>&1 interleaved as written" "the portable supervisor reads two pipes"
+fi
 # What sbx keeps stays capped.
 out=$("$SBX" run "${full[@]}" --json -- seq 1 100000)
 is "--json: the kept copy capped: 256 lines, 10240 bytes at most, truncated, every byte counted" \
@@ -149,16 +154,25 @@ is "--events: the end event's counts" "4 2 tail" \
     "$(jq -r 'select(.type=="end") | .result | "\(.stderr_omitted_bytes) \(.stderr_omitted_lines) \(.output_cap.keep)"' <<<"$out")"
 
 # --- the command gets sbx's own stream when nothing needs the bytes ----------------
+# (The Linux supervisor; the portable one, without a subreaper to find who
+# still holds a stream for the drain, always gives the command pipes.)
+given() {  # DESC FILE: the command wrote to FILE itself (portable: to a pipe)
+    if [ "${SBX_SUPERVISOR:-linux}" = linux ]; then
+        is "$1" "$2" "$(cat "$2")"
+    else
+        ok "$1 (portable: a pipe)" grep -q '^pipe:' "$2"
+    fi
+}
 "$SBX" run "${full[@]}" -- readlink /proc/self/fd/1 >"$d/out"
-is "text mode, unsandboxed: the command writes to sbx's stdout itself" "$d/out" "$(cat "$d/out")"
+given "text mode, unsandboxed: the command writes to sbx's stdout itself" "$d/out"
 "$SBX" run "${full[@]}" -- sh -c 'readlink /proc/self/fd/2 >&2' 2>"$d/err"
-is "  and to sbx's stderr" "$d/err" "$(cat "$d/err")"
+given "  and to sbx's stderr" "$d/err"
 "$SBX" run "${full[@]}" --max-output-lines 1 -- readlink /proc/self/fd/1 >"$d/out"
-is "  whatever the caps (they bound what sbx keeps)" "$d/out" "$(cat "$d/out")"
+given "  whatever the caps (they bound what sbx keeps)" "$d/out"
 "$SBX" run "${full[@]}" --cap-live -- readlink /proc/self/fd/1 >"$d/out"
 ok "--cap-live: a pipe that sbx reads" grep -q '^pipe:' "$d/out"
 "$SBX" run "${full[@]}" --cap-live --no-output-cap -- readlink /proc/self/fd/1 >"$d/out"
-is "--cap-live --no-output-cap (nothing to cut): sbx's stdout itself" "$d/out" "$(cat "$d/out")"
+given "--cap-live --no-output-cap (nothing to cut): sbx's stdout itself" "$d/out"
 "$SBX" run -p read-only -- readlink /proc/self/fd/1 >"$d/out"
 ok "sandboxed (the denial notes read the output): a pipe" grep -q '^pipe:' "$d/out"
 out=$("$SBX" run "${full[@]}" --no-output-cap --json -- readlink /proc/self/fd/1)

@@ -186,9 +186,16 @@ TEST_CASE("text mode, with nothing that needs the bytes, the command writes to t
                        o);
     ::close(fd);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.bytes == 0);  // not seen by sbx
-    CHECK(slurp(file).size() == 5000004 + 2 * (file.size() + 1));
-    CHECK(slurp(file).substr(5000000) == "end\n" + file + "\n" + file + "\n");
+    if (std::string_view(exec::kSupervisorBackend) == "linux") {
+        CHECK(r.out.bytes == 0);  // not seen by sbx
+        CHECK(slurp(file).size() == 5000004 + 2 * (file.size() + 1));
+        CHECK(slurp(file).substr(5000000) == "end\n" + file + "\n" + file + "\n");
+    } else {
+        // No subreaper: the drain could not find who still holds the fd,
+        // so the command writes to pipes that sbx reads.
+        CHECK(r.out.bytes == slurp(file).size());
+        CHECK(slurp(file).substr(5000000, 9) == "end\npipe:");
+    }
     // Anything that needs the bytes keeps the pipe.
     o.tail_bytes = 16;
     const int again = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -331,10 +338,11 @@ TEST_CASE("cap_live: the live stream capped, the note on stderr at the omission 
           "d\ne");
     CHECK(r.result.out.truncated);
     CHECK(r.result.stderr_mid_line);
-    // Uncapped, nothing to cut: handed over as without cap_live.
+    // Uncapped, nothing to cut: handed over as without cap_live (where
+    // anything is: the Linux backend).
     o.caps = OutputCaps{0, 0};
     r = text_run("readlink /proc/self/fd/1", o);
-    CHECK_FALSE(r.out.starts_with("pipe:"));
+    CHECK(r.out.starts_with("pipe:") == (std::string_view(exec::kSupervisorBackend) != "linux"));
 }
 
 TEST_CASE("a stream given to the command itself: a note after it starts a line where a file tells") {
