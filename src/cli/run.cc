@@ -319,13 +319,13 @@ std::string program_path(const CommandSpec& c) {
 // the helper nor the command ever holds it.  Throws Error otherwise.
 void check_control_fd(int fd, const CanonicalPolicy& policy) {
     if (fd < 0) return;
-    if (fd < 3) throw Error(fmt::format("--control-fd: {} is the command's stdin, stdout or stderr; give 3 or more", fd));
+    if (fd < 3)
+        throw Error(fmt::format("--control-fd: {} is the command's stdin, stdout or stderr; give 3 or more", fd));
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags < 0) throw Error(fmt::format("--control-fd: descriptor {} is not open; open it for sbx (3<FILE)", fd));
     if ((flags & O_ACCMODE) == O_WRONLY)
         throw Error(fmt::format("--control-fd: descriptor {} is open for writing only; open it for reading", fd));
-    if (!policy.by_name())
-        throw Error("--control-fd: there is no allowlist to update; add --allow-domain");
+    if (!policy.by_name()) throw Error("--control-fd: there is no allowlist to update; add --allow-domain");
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 

@@ -138,13 +138,13 @@ class Live;
 
 struct AllowlistProxy::State {
     RelayCap cap;
-    Fd control;  // --control-fd: updates of the rules, a line each (proxy.h)
+    Fd control;                   // --control-fd: updates of the rules, a line each (proxy.h)
     std::string control_pending;  // a line not yet ended
-    Fd ours, theirs;  // the socket pair: ours receives the listener
-    Fd stop;          // an eventfd: readable once finish() was called
+    Fd ours, theirs;              // the socket pair: ours receives the listener
+    Fd stop;                      // an eventfd: readable once finish() was called
     std::atomic<bool> stopping{false};
 
-    std::mutex mutex;  // guards what follows
+    std::mutex mutex;    // guards what follows
     DomainRules rules_;  // read through rules(): updated by --control-fd
     std::vector<ProxyDenial> denials;
     std::set<int> open;  // the sockets of live connections, shut down at the end
