@@ -53,15 +53,16 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string
     // A document's own derived keys must agree with that document alone.
     // (as it will be once the writable roots it names are made).
     auto load = [&env](const std::string& text, const std::string& source) {
-        const auto missing = missing_writable_roots(input_from_json_text(text, source), env);
-        return read_policy_text(text, source, with_directories(env, missing)).input;
+        const auto missing = missing_writable_roots(input_from_document_text(text, source, env.cwd), env);
+        return read_policy_document(text, source, with_directories(env, missing)).input;
     };
     if (file) input.merge(load(read_policy_file(*file, file_source), file_source));
     if (args.policy_json) input.merge(load(*args.policy_json, "--policy-json"));
     input.merge(args.flags);
     // Every source is in: a mode none of them named is the default, and
     // writable roots under it are a contradiction that resolve() reports.
-    if (!input.mode) {
+    // (A list of entries decides the mode itself: resolve() derives it.)
+    if (!input.mode && !input.entries) {
         input.mode = Mode::ReadOnly;
         input.mode_source = "default";
     }

@@ -158,10 +158,11 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
              "Where no mount namespace can be made, run with Landlock alone (protected paths and metadata "
              "changes are then not enforced) instead of refusing");
     add.option("--policy-file", args.policy_file,
-               "Read the policy from a JSON file with the canonical policy's keys (any subset); default "
-               "$SBX_POLICY_FILE");
+               "Read the policy from a JSON file with the canonical policy's keys (any subset), or one that "
+               "--policy-json takes; default $SBX_POLICY_FILE");
     add.option("--policy-json", args.policy_json,
-               "The policy as JSON: canonical keys, or Codex's SandboxPolicy ({\"type\":...})");
+               "The policy as JSON: canonical keys, Codex's SandboxPolicy ({\"type\":\"workspace-write\",...}), or "
+               "Codex's permission profile ({\"type\":\"managed\",...}, \"disabled\", \"external\")");
     add.option("--limit-memory", text.memory, "Address-space limit per process, e.g. 512M, 2G");
     add.option("--limit-cpu", text.cpu, "CPU-time limit per process, in seconds");
     add.option("--limit-procs", text.procs, "Processes and threads of the whole sandbox");

@@ -8,6 +8,8 @@
 // file_system are errors.  Every tag and enum value is exact lowercase.
 // Codex reports every shape error as "data did not match any variant of
 // untagged enum PermissionProfileDe"; here the message names the key.
+// sbx's own policy sources (--policy-file, --policy-json) read the tagged
+// shapes too, with unknown keys refused as every other key of theirs is.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -59,7 +61,8 @@ struct Profile {
 
 class Parser {
 public:
-    Parser(std::string source, std::string policy_cwd) : source_(std::move(source)), cwd_(std::move(policy_cwd)) {}
+    Parser(std::string source, std::string policy_cwd, UnknownKeys unknown)
+        : source_(std::move(source)), cwd_(std::move(policy_cwd)), unknown_(unknown) {}
 
     Profile profile(const json& doc) const {
         if (!doc.is_object()) fail("", fmt::format("expected a JSON object, got {}", describe(doc)));
@@ -68,9 +71,16 @@ public:
     }
 
 private:
+    // Codex's own words close the helper's message; sbx's sources do without them.
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-        if (key.empty()) throw Error(fmt::format("{}: invalid permission profile: {} ({})", source_, what, kNoVariant));
-        throw Error(fmt::format("{}: invalid permission profile: key '{}': {} ({})", source_, key, what, kNoVariant));
+        const std::string codex = unknown_ == UnknownKeys::Ignore ? fmt::format(" ({})", kNoVariant) : "";
+        if (key.empty()) throw Error(fmt::format("{}: invalid permission profile: {}{}", source_, what, codex));
+        throw Error(fmt::format("{}: invalid permission profile: key '{}': {}{}", source_, key, what, codex));
+    }
+
+    // A tagged shape's keys: those it knows, and under UnknownKeys::Refuse nothing else.
+    void shape_keys(const json& obj, const std::string& where, std::initializer_list<const char*> keys) const {
+        if (unknown_ == UnknownKeys::Refuse) only(obj, where, keys, fmt::format("this shape takes {}", quoted(keys)));
     }
 
     static std::string at(const std::string& where, const std::string& key) {
@@ -135,16 +145,25 @@ private:
     FsTarget target(const json& v, const std::string& where) const {
         object(v, where);
         const std::string type = tag(v, where, "type", {"path", "special", "glob_pattern"});
-        if (type == "path") return {FsTarget::Kind::Path, absolute_path(member(v, where, "path"), at(where, "path"))};
+        if (type == "path") {
+            shape_keys(v, where, {"type", "path"});
+            return {FsTarget::Kind::Path, absolute_path(member(v, where, "path"), at(where, "path"))};
+        }
         if (type == "glob_pattern") {
+            shape_keys(v, where, {"type", "pattern"});
             const std::string pattern = string(member(v, where, "pattern"), at(where, "pattern"));
             return {FsTarget::Kind::Glob, pattern};  // made absolute by entry()
         }
+        shape_keys(v, where, {"type", "value"});
         const std::string vw = at(where, "value");
         const json& value = object(member(v, where, "value"), vw);
         const std::string kind =
             tag(value, vw, "kind",
                 {"root", "minimal", "tmpdir", "slash_tmp", "project_roots", "current_working_directory", "unknown"});
+        if (kind == "unknown") shape_keys(value, vw, {"kind", "path", "subpath"});
+        else if (kind == "project_roots" || kind == "current_working_directory")
+            shape_keys(value, vw, {"kind", "subpath"});
+        else shape_keys(value, vw, {"kind"});
         // An optional string: absent and null are the same.
         auto optional_string = [&](const std::string& key) -> std::optional<std::string> {
             auto it = value.find(key);
@@ -185,6 +204,7 @@ private:
     // which Codex ignores).
     std::optional<FsEntry> entry(const json& v, const std::string& where) const {
         object(v, where);
+        shape_keys(v, where, {"path", "access", "missing_path_behavior"});
         FsEntry e;
         e.target = target(member(v, where, "path"), at(where, "path"));
         e.access = access(member(v, where, "access"), at(where, "access"));
@@ -216,6 +236,9 @@ private:
     Profile tagged(const json& doc) const {
         Profile p;
         const std::string type = tag(doc, "", "type", {"managed", "disabled", "external"});
+        if (type == "disabled") shape_keys(doc, "", {"type"});
+        else if (type == "external") shape_keys(doc, "", {"type", "network"});
+        else shape_keys(doc, "", {"type", "file_system", "network"});
         if (type == "disabled") {
             p.type = Profile::Type::Disabled;
             p.network = Network::Full;
@@ -228,6 +251,8 @@ private:
         }
         const json& fs = object(member(doc, "", "file_system"), "file_system");
         const std::string fs_type = tag(fs, "file_system", "type", {"restricted", "unrestricted"});
+        if (fs_type == "unrestricted") shape_keys(fs, "file_system", {"type"});
+        else shape_keys(fs, "file_system", {"type", "entries", "glob_scan_max_depth"});
         if (fs_type == "unrestricted") {
             p.restricted = false;
             return p;
@@ -294,6 +319,7 @@ private:
 
     std::string source_;
     std::string cwd_;
+    UnknownKeys unknown_;
 };
 
 // The same place for any policy cwd: "/" and :root, "/tmp" and :slash_tmp,
@@ -362,9 +388,17 @@ json parse_text(std::string_view text, const std::string& source) {
 
 }  // namespace
 
+bool is_permission_profile(const json& doc) {
+    if (!doc.is_object()) return false;
+    const auto type = doc.find("type");
+    if (type == doc.end() || !type->is_string()) return false;
+    const std::string& t = type->get_ref<const std::string&>();
+    return t == "managed" || t == "disabled" || t == "external";
+}
+
 PolicyInput input_from_permission_profile(std::string_view text, const std::string& policy_cwd,
-                                          const std::string& source) {
-    const Profile p = Parser(source, policy_cwd).profile(parse_text(text, source));
+                                          const std::string& source, UnknownKeys unknown) {
+    const Profile p = Parser(source, policy_cwd, unknown).profile(parse_text(text, source));
     PolicyInput in;
     in.mode_source = source + ": key 'type'";
     in.network_source = source + ": key 'network'";

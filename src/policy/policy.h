@@ -311,11 +311,25 @@ CheckedPolicy read_policy_text(std::string_view text, const std::string& source,
 CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env);
 
 // Codex 0.169's --permission-profile JSON (CODEX-HELPER.md section 3): every
-// shape it accepts, unknown keys ignored as Codex ignores them.  policy_cwd is
-// --sandbox-policy-cwd (the base of :project_roots and relative globs).
-// Throws Error("<source>: ...") on what Codex rejects.
+// shape it accepts, unknown keys ignored as Codex ignores them (or, with
+// UnknownKeys::Refuse, refused as sbx's own policy sources refuse them).
+// policy_cwd is --sandbox-policy-cwd (the base of :project_roots and relative
+// globs).  Throws Error("<source>: ...") on what Codex rejects.
+enum class UnknownKeys { Ignore, Refuse };
 PolicyInput input_from_permission_profile(std::string_view text, const std::string& policy_cwd,
-                                          const std::string& source = "--permission-profile");
+                                          const std::string& source = "--permission-profile",
+                                          UnknownKeys unknown = UnknownKeys::Ignore);
+// A JSON object whose "type" is a permission profile's: "managed", "disabled"
+// or "external" (Codex's SandboxPolicy has "read-only", "external-sandbox"...).
+bool is_permission_profile(const nlohmann::json&);
+
+// sbx's own policy documents (--policy-file, $SBX_POLICY_FILE, --policy-json):
+// what input_from_json_text and read_policy_text read, and also Codex's
+// permission profile in its tagged shapes, with policy_cwd (for
+// read_policy_document: env.cwd) as its --sandbox-policy-cwd and unknown keys
+// refused.  A profile resolves to the policy the helper enforces for it.
+PolicyInput input_from_document_text(std::string_view text, const std::string& source, const std::string& policy_cwd);
+CheckedPolicy read_policy_document(std::string_view text, const std::string& source, const Environment& env);
 
 // A human-readable rendering (sbx policy without --json).
 std::string to_text(const CanonicalPolicy&);

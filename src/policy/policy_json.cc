@@ -443,6 +443,19 @@ CheckedPolicy read_policy_text(std::string_view text, const std::string& source,
     return out;
 }
 
+PolicyInput input_from_document_text(std::string_view text, const std::string& source, const std::string& policy_cwd) {
+    const json doc = parse_json_text(text, source);
+    if (is_permission_profile(doc)) return input_from_permission_profile(text, policy_cwd, source, UnknownKeys::Refuse);
+    return input_from_json(doc, source);
+}
+
+CheckedPolicy read_policy_document(std::string_view text, const std::string& source, const Environment& env) {
+    if (!is_permission_profile(parse_json_text(text, source))) return read_policy_text(text, source, env);
+    CheckedPolicy out{input_from_permission_profile(text, env.cwd, source, UnknownKeys::Refuse), {}};
+    out.policy = resolve(out.input, env);
+    return out;
+}
+
 CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env) {
     return read_policy_text(text, source, env).policy;
 }

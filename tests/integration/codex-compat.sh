@@ -248,6 +248,30 @@ probe "${cwd_flags[@]}" --permission-profile \
 is "a missing writable root is ignored" "0" "$rc"
 expect "project_roots with a subpath" docs=rw cws=ro
 
+# --- sbx's own front end takes the same profile (--policy-json, sbx check) ------
+# Example 2, copied from section 7: the workspace takes the write, a write
+# outside it and into a (missing) .git are refused.
+out=$(cd "$CWS" && env -u TMPDIR "$SBX" run --policy-json "$(subst "$EX2")" -- \
+    sh -c "echo ws > '$CWS/via-sbx'; echo out > '$FX/out/via-sbx'; echo hook > '$CWS/.git/via-sbx'; exit 3" 2>&1)
+is "sbx run --policy-json PROFILE: the command ran, its status passed through" "3" "$?"
+is "... the workspace write landed" "ws" "$(cat "$CWS/via-sbx" 2>&1)"
+is "... the write outside was refused" "no" "$([ -e "$FX/out/via-sbx" ] && echo yes || echo no)"
+is "... the write in .git was refused" "no" "$([ -e "$CWS/.git/via-sbx" ] && echo yes || echo no)"
+rm -f "$CWS/via-sbx"
+ok "sbx check --policy-json PROFILE: the workspace is writable" \
+    sh -c "cd '$CWS' && '$SBX' check --policy-json '$(subst "$EX2")' --write '$CWS/x'"
+not_ok "sbx check --policy-json PROFILE: outside is not" \
+    sh -c "cd '$CWS' && '$SBX' check --policy-json '$(subst "$EX2")' --write '$FX/out/x'"
+printf '%s' "$(subst "$EX13")" > "$S/p3.json"
+is "sbx policy --policy-file PROFILE: example 13's mode" "workspace-write" \
+    "$(cd "$CWS" && "$SBX" policy --policy-file "$S/p3.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["mode"])')"
+out=$(cd "$CWS" && "$SBX" run --policy-json '{"type":"managed","file_system":{"type":"unrestricted"},"network":"enabled","extra":1}' \
+    -- sh -c "echo ran > '$FX/out/bad-profile'" 2>&1)
+is "a profile with an unknown key: 125" "125" "$?"
+is "... one line starting sbx: and naming the key" "1" \
+    "$(grep -c "^sbx: --policy-json: invalid permission profile: key 'extra': unknown key" <<<"$out")$(printf '%s\n' "$out" | sed 1d)"
+is "... and nothing ran" "no" "$([ -e "$FX/out/bad-profile" ] && echo yes || echo no)"
+
 # --- the argv grammar (section 2) ------------------------------------------------
 # Example 15's JSON with the network restricted (example 2's own is checked above).
 PROFILE=$(subst "${EX15/'"network":"enabled"'/'"network":"restricted"'}")

@@ -1,6 +1,7 @@
 // Codex 0.169's --permission-profile JSON (CODEX-HELPER.md sections 3 and 7):
 // every shape Codex accepts and rejects, and what each becomes.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -469,4 +470,69 @@ TEST_CASE("profile: the captured examples of section 7") {
     // 16. danger-full-access: Codex does not start the helper; the profile
     // that means the same is "disabled".
     CHECK(parse(R"({"type":"disabled"})").mode == Mode::DangerFullAccess);
+}
+
+TEST_CASE("profile: sbx's own sources refuse the keys Codex's helper ignores") {
+    auto strict = [](const std::string& text) {
+        return test::error_of([&] { input_from_permission_profile(text, kCwd, "--policy-json", UnknownKeys::Refuse); });
+    };
+    const std::string ws = managed(kRootRead + "," + ent(pa("/home/u/proj"), "write"));
+    CHECK(strict(ws).empty());
+    CHECK(strict(with(ent(pa("/home/u/proj/.git"), "read", R"(,"missing_path_behavior":"skip")"))).empty());
+    CHECK(
+        strict(with(ent(R"({"type":"special","value":{"kind":"project_roots","subpath":"docs"}})", "write"))).empty());
+    CHECK(
+        strict(with(ent(R"({"type":"special","value":{"kind":"unknown","path":"x","subpath":"y"}})", "read"))).empty());
+    CHECK(strict(managed(kRootRead, "restricted", R"(,"glob_scan_max_depth":2)")).empty());
+    CHECK(strict(R"({"type":"disabled"})").empty());
+    CHECK(strict(R"({"type":"external","network":"enabled"})").empty());
+    CHECK(strict(R"({"type":"managed","file_system":{"type":"unrestricted"},"network":"enabled"})").empty());
+
+    struct Case {
+        std::string json;
+        std::string key;
+    };
+    const std::vector<Case> cases = {
+        {R"({"type":"disabled","network":"enabled"})", "network"},
+        {R"({"type":"external","network":"enabled","file_system":{"type":"unrestricted"}})", "file_system"},
+        {R"({"type":"managed","x":1,"file_system":{"type":"unrestricted"},"network":"enabled"})", "x"},
+        {R"({"type":"managed","file_system":{"type":"unrestricted","entries":[]},"network":"enabled"})",
+         "file_system.entries"},
+        {managed(kRootRead, "restricted", R"(,"y":2)"), "file_system.y"},
+        {with(ent(pa("/x"), "read", R"(,"w":4)")), "file_system.entries[1].w"},
+        {with(ent(R"({"type":"path","path":"/x","v":5})", "read")), "file_system.entries[1].path.v"},
+        {with(ent(R"({"type":"glob_pattern","pattern":"/x/*","path":"/x"})", "deny")),
+         "file_system.entries[1].path.path"},
+        {with(ent(R"({"type":"special","value":{"kind":"root"},"z":3})", "read")), "file_system.entries[1].path.z"},
+        {with(ent(R"({"type":"special","value":{"kind":"root","subpath":"a"}})", "read")),
+         "file_system.entries[1].path.value.subpath"},
+        {with(ent(R"({"type":"special","value":{"kind":"project_roots","path":"/a"}})", "read")),
+         "file_system.entries[1].path.value.path"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.json);
+        const std::string message = strict(c.json);
+        CHECK_THAT(message,
+                   Catch::StartsWith("--policy-json: invalid permission profile: key '" + c.key + "': unknown key"));
+        // Codex's own words are the helper's, not sbx's.
+        CHECK_THAT(message, !Catch::Contains("untagged enum"));
+        CHECK(message.find('\n') == std::string::npos);
+        // The helper takes the same profile, ignoring the key, as Codex's does.
+        CHECK(error_of(c.json).empty());
+    }
+    // A value Codex rejects is named the same way, without Codex's words.
+    CHECK(strict(with(ent(sp("root"), "Write"))) ==
+          "--policy-json: invalid permission profile: key 'file_system.entries[1].access': \"Write\" is not one of "
+          "\"read\", \"write\", \"deny\", \"none\"");
+}
+
+TEST_CASE("profile: told from the other documents by its type") {
+    CHECK(is_permission_profile(nlohmann::json::parse(R"({"type":"managed"})")));
+    CHECK(is_permission_profile(nlohmann::json::parse(R"({"type":"disabled"})")));
+    CHECK(is_permission_profile(nlohmann::json::parse(R"({"type":"external","network":"enabled"})")));
+    CHECK_FALSE(is_permission_profile(nlohmann::json::parse(R"({"type":"external-sandbox"})")));
+    CHECK_FALSE(is_permission_profile(nlohmann::json::parse(R"({"type":"read-only"})")));
+    CHECK_FALSE(is_permission_profile(nlohmann::json::parse(R"({"mode":"read-only"})")));
+    CHECK_FALSE(is_permission_profile(nlohmann::json::parse(R"({"type":1})")));
+    CHECK_FALSE(is_permission_profile(nlohmann::json::parse(R"(["managed"])")));
 }

@@ -673,3 +673,56 @@ TEST_CASE("issue 29: sbx's state directory is held read-only wherever a writable
     REQUIRE(existing);
     CHECK(existing->missing.empty());
 }
+
+TEST_CASE("sbx's policy documents take Codex's permission profile, resolved as the helper resolves it") {
+    FakeFs fs = machine();
+    fs.dir("/work/repo/.git").dir("/var/tmp/user/out");
+    Environment env = fs.env("/work/repo");
+    // CODEX-HELPER.md section 7, example 2, in /work/repo.
+    const std::string ex2 =
+        R"({"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"path","path":"/work/repo"},"access":"write"},{"path":{"type":"special","value":{"kind":"slash_tmp"}},"access":"write"},{"path":{"type":"special","value":{"kind":"tmpdir"}},"access":"write"},{"path":{"type":"path","path":"/work/repo/.git"},"access":"read","missing_path_behavior":"skip"},{"path":{"type":"path","path":"/work/repo/.agents"},"access":"read","missing_path_behavior":"skip"},{"path":{"type":"path","path":"/work/repo/.codex"},"access":"read","missing_path_behavior":"skip"},{"path":{"type":"path","path":"/work/repo/.aws"},"access":"read","missing_path_behavior":"skip"}]},"network":"restricted"})";
+    const CanonicalPolicy helper = resolve(input_from_permission_profile(ex2, env.cwd), env);
+    const CheckedPolicy read = read_policy_document(ex2, "--policy-json", env);
+    CHECK(read.policy == helper);
+    CHECK(read.input.entries == input_from_document_text(ex2, "--policy-json", env.cwd).entries);
+    CHECK(read.policy.mode == Mode::WorkspaceWrite);
+    CHECK(read.policy.network == Network::Restricted);
+    CHECK(check_access(read.policy, Access::Write, "src.c", env).allowed);
+    CHECK_FALSE(check_access(read.policy, Access::Write, "/var/tmp/user/out/x", env).allowed);
+    CHECK_FALSE(check_access(read.policy, Access::Write, ".git/config", env).allowed);
+    // Printed and read back as sbx's canonical policy: the same.
+    CHECK(read_policy_document(to_json_text(read.policy), "p.json", env).policy == read.policy);
+
+    // :project_roots is the policy cwd (the workspace).
+    const CanonicalPolicy pr =
+        read_policy_document(
+            R"({"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]},"network":"enabled"})",
+            "p.json", env)
+            .policy;
+    CHECK(paths(pr) == std::vector<std::string>{"/work/repo", "/dev/null"});
+    CHECK(pr.network == Network::Full);
+
+    const CanonicalPolicy off = read_policy_document(R"({"type":"disabled"})", "p.json", env).policy;
+    CHECK(off.mode == Mode::DangerFullAccess);
+    CHECK(off.network == Network::Full);
+    const CanonicalPolicy ext =
+        read_policy_document(R"({"type":"external","network":"restricted"})", "p.json", env).policy;
+    CHECK(ext.mode == Mode::ExternalSandbox);
+    CHECK(ext.network == Network::Restricted);
+
+    // The other documents as before.
+    CHECK(read_policy_document(R"({"type":"read-only"})", "p.json", env).policy.mode == Mode::ReadOnly);
+    CHECK(read_policy_document(R"({"mode":"workspace-write"})", "p.json", env).policy.mode == Mode::WorkspaceWrite);
+    CHECK_THROWS_WITH(read_policy_document(R"({"type":"jail"})", "p.json", env),
+                      Catch::StartsWith("p.json: key 'type': 'jail'"));
+
+    // Bad input: one line naming the source and the key; unknown keys refused.
+    CHECK_THROWS_WITH(
+        read_policy_document(R"({"type":"managed","file_system":{"type":"unrestricted"},"network":"on"})", "p.json",
+                             env),
+        "p.json: invalid permission profile: key 'network': \"on\" is not one of \"restricted\", \"enabled\"");
+    CHECK_THROWS_WITH(input_from_document_text(R"({"type":"disabled","netwrk":"enabled"})", "--policy-json", env.cwd),
+                      Catch::StartsWith("--policy-json: invalid permission profile: key 'netwrk': unknown key"));
+    CHECK_THROWS_WITH(read_policy_document(R"({"type":"managed",)", "--policy-json", env),
+                      Catch::StartsWith("--policy-json: invalid JSON"));
+}
