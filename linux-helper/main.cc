@@ -274,7 +274,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     env.cwd = absolute(args.policy_cwd);
     if (args.profile_json)
         return resolve(input_from_permission_profile(*args.profile_json, args.policy_cwd, "--permission-profile"), env);
-    return parse_policy_text(*args.policy_json, "--sandbox-policy", env);
+    return parse_sandbox_policy_text(*args.policy_json, "--sandbox-policy", env);
 }
 
 [[noreturn]] void run(int argc, char** argv, Status& status) {

@@ -306,9 +306,13 @@ struct CheckedPolicy {
 };
 CheckedPolicy read_policy_text(std::string_view text, const std::string& source, const Environment& env);
 
-// Parse a canonical or Codex policy document and resolve it in env: what the
-// helper does with --sandbox-policy.
+// Parse a canonical or Codex policy document and resolve it in env.
 CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env);
+
+// What the helper does with --sandbox-policy: parse_policy_text, but a
+// writable root that does not exist is left out, as Codex's helper left it
+// (nothing is there to write; sbx run makes its missing roots before).
+CanonicalPolicy parse_sandbox_policy_text(std::string_view text, const std::string& source, const Environment& env);
 
 // Codex 0.169's --permission-profile JSON (CODEX-HELPER.md section 3): every
 // shape it accepts, unknown keys ignored as Codex ignores them (or, with

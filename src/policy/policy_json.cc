@@ -435,12 +435,31 @@ PolicyInput input_from_json_text(std::string_view text, const std::string& sourc
     return input_from_json(parse_json_text(text, source), source);
 }
 
-CheckedPolicy read_policy_text(std::string_view text, const std::string& source, const Environment& env) {
+namespace {
+
+// A document's input resolved in env, its derived keys checked; without the
+// writable roots that do not exist when existing_roots_only.
+CheckedPolicy read_checked(std::string_view text, const std::string& source, const Environment& env,
+                           bool existing_roots_only) {
     const json doc = parse_json_text(text, source);
     CheckedPolicy out{input_from_json(doc, source), {}};
+    if (existing_roots_only)
+        std::erase_if(out.input.writable_roots, [&](const PolicyInput::SourcedPath& root) {
+            return !env.realpath(join_path(env.cwd, expand_home(root.path, env, root.source)));
+        });
     out.policy = resolve(out.input, env);
     check_derived_keys(doc, out.policy, source);
     return out;
+}
+
+}  // namespace
+
+CheckedPolicy read_policy_text(std::string_view text, const std::string& source, const Environment& env) {
+    return read_checked(text, source, env, false);
+}
+
+CanonicalPolicy parse_sandbox_policy_text(std::string_view text, const std::string& source, const Environment& env) {
+    return read_checked(text, source, env, true).policy;
 }
 
 PolicyInput input_from_document_text(std::string_view text, const std::string& source, const std::string& policy_cwd) {

@@ -272,6 +272,18 @@ is "... one line starting sbx: and naming the key" "1" \
     "$(grep -c "^sbx: --policy-json: invalid permission profile: key 'extra': unknown key" <<<"$out")$(printf '%s\n' "$out" | sed 1d)"
 is "... and nothing ran" "no" "$([ -e "$FX/out/bad-profile" ] && echo yes || echo no)"
 
+# --- where sbx's helper followed Codex's (section 9, "Other differences") ------
+# The older --sandbox-policy form with a writable root that does not exist:
+# left out, as Codex's helper left it (nothing is there to write); not made.
+is "--sandbox-policy with a missing writable root runs" "0" \
+    "$(cd "$CWS" && env -u TMPDIR "$HELPER" --sandbox-policy-cwd "$CWS" --sandbox-policy \
+        "{\"type\":\"workspace-write\",\"writable_roots\":[\"$FX/missing\",\"$EXTRA\"]}" -- \
+        sh -c "echo ws > '$CWS/from-policy' && echo extra > '$EXTRA/from-policy'" >/dev/null 2>&1; echo $?)"
+is "... its workspace and the root that exists took the writes" "ws extra" \
+    "$(cat "$CWS/from-policy" "$EXTRA/from-policy" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+is "... and the missing root was not made" "no" "$([ -e "$FX/missing" ] && echo yes || echo no)"
+rm -f "$CWS/from-policy" "$EXTRA/from-policy"
+
 # --- the argv grammar (section 2) ------------------------------------------------
 # Example 15's JSON with the network restricted (example 2's own is checked above).
 PROFILE=$(subst "${EX15/'"network":"enabled"'/'"network":"restricted"'}")

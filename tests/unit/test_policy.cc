@@ -726,3 +726,19 @@ TEST_CASE("sbx's policy documents take Codex's permission profile, resolved as t
     CHECK_THROWS_WITH(read_policy_document(R"({"type":"managed",)", "--policy-json", env),
                       Catch::StartsWith("--policy-json: invalid JSON"));
 }
+
+TEST_CASE("the helper's --sandbox-policy leaves out a writable root that does not exist, as Codex's did") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+    const std::string doc = R"({"type":"workspace-write","writable_roots":["/opt","/nonexistent/out","/work/gone"]})";
+    const CanonicalPolicy p = parse_sandbox_policy_text(doc, "--sandbox-policy", env);
+    CHECK(paths(p) == std::vector<std::string>{"/work/repo", "/opt", "/tmp", "/dev/shm", "/dev/null"});
+    // Elsewhere a missing root is still an error (sbx run makes it first).
+    CHECK_THROWS_WITH(parse_policy_text(doc, "p.json", env), Catch::Contains("/nonexistent/out: no such directory"));
+    // A root that exists but is not a directory is still refused.
+    fs.file("/work/file");
+    env = fs.env("/work/repo");
+    CHECK_THROWS_WITH(parse_sandbox_policy_text(R"({"type":"workspace-write","writable_roots":["/work/file"]})",
+                                                "--sandbox-policy", env),
+                      Catch::Contains("/work/file: not a directory"));
+}
