@@ -157,13 +157,9 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer, bool s
                 if (std::find(policy.readable.begin(), policy.readable.end(), path) == policy.readable.end())
                     add_path_rule(ruleset.get(), path, read);
         for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all, true);
-        // Without the root, /dev/shm is a private empty tmpfs (root_view.h),
-        // writable as in Codex; the host's only where an entry names it.
-        auto named = [&](const std::vector<std::string>& paths) {
-            return std::find(paths.begin(), paths.end(), "/dev/shm") != paths.end();
-        };
-        if (!policy.reads_root() && !named(policy.readable) && !named(policy.denied))
-            add_path_rule(ruleset.get(), "/dev/shm", all);
+        // The sandbox's own /dev/shm (CanonicalPolicy::private_dev_shm),
+        // which only the mount layer makes: without it /dev/shm is the host's.
+        if (with_mount_layer && policy.private_dev_shm()) add_path_rule(ruleset.get(), "/dev/shm", all);
     }
     const std::uint32_t flags = abi >= 7 ? kRestrictSelfLogNewExecOn : 0;
     if (::syscall(SYS_landlock_restrict_self, ruleset.get(), flags) != 0)

@@ -646,17 +646,14 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         if (path != "/" && ::lstat(path.c_str(), &st) == 0) pins.between(path);
     }
 
-    // Without the root, /dev/shm is a private empty tmpfs (root_view.h),
-    // writable as in Codex unless an entry names it: it stays so.
+    // The sandbox's own /dev/shm (CanonicalPolicy::private_dev_shm): without the root the
+    // view has it already (root_view.h), kept writable here; with the root,
+    // a fresh one goes over the host's.
     Fd private_shm;
-    if (!policy.reads_root()) {
-        auto named = [](const std::vector<std::string>& paths) {
-            return std::find(paths.begin(), paths.end(), "/dev/shm") != paths.end();
-        };
-        if (!named(policy.readable) && !named(policy.denied) && !named(roots))
-            if (Fd at = open_exact("/dev/shm", O_PATH | O_DIRECTORY); at.valid())
-                private_shm = clone_at(at, "", "/dev/shm", AT_RECURSIVE);
-    }
+    if (policy.private_dev_shm())
+        if (Fd at = open_exact("/dev/shm", O_PATH | O_DIRECTORY); at.valid())
+            private_shm =
+                policy.reads_root() ? new_private_tmpfs("/dev/shm") : clone_at(at, "", "/dev/shm", AT_RECURSIVE);
 
     if (!root_writable) set_readonly(AT_FDCWD, "/", AT_RECURSIVE);
     if (private_shm.valid()) {

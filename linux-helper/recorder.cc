@@ -45,6 +45,8 @@ constexpr int kAtFdcwd = AT_FDCWD;
 bool names_op(std::string_view op) { return op == "create" || op == "remove" || op == "rename"; }
 
 bool writable(const sbx::CanonicalPolicy& policy, const std::string& path) {
+    // The sandbox's own /dev/shm takes writes whatever the entries say of the host's.
+    if (path_within(path, "/dev/shm") && policy.private_dev_shm()) return true;
     const FsDecision d = decide_path(policy, path);
     return d.access && *d.access == FsAccess::Write;
 }

@@ -303,8 +303,7 @@ void populate(const Fd& root, Plan& plan) {
             case Item::Kind::Tmpfs: {
                 make_parents(root, made, item.path);
                 make_directory(root, item.path, 01777);
-                const Fd fs =
-                    new_filesystem("tmpfs", {{"mode", "1777"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, item.path);
+                const Fd fs = new_private_tmpfs(item.path);
                 const Fd mount_point = open_in_view(root, item.path);
                 if (!mount_point.valid()) changed(item.path);
                 attach(fs, mount_point, item.path);
@@ -378,6 +377,10 @@ void enter_entries_root(const CanonicalPolicy& policy) {
     make_read_only(dev, "/dev");
     make_read_only(root, "the new root");
     pivot_into(root);
+}
+
+Fd new_private_tmpfs(const std::string& what) {
+    return new_filesystem("tmpfs", {{"mode", "1777"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, what);
 }
 
 }  // namespace sbx::helper

@@ -32,6 +32,7 @@
 // leads to a nested entry: mode 0111).  Missing paths are skipped.
 #pragma once
 
+#include "fd.h"
 #include "policy/policy.h"
 
 namespace sbx::helper {
@@ -43,5 +44,9 @@ namespace sbx::helper {
 // caller masks them), with the symlinks on the way recreated
 // (ResolvedEntry::given: /bin -> usr/bin).  The working directory is "/".
 void enter_entries_root(const CanonicalPolicy&);
+
+// A fresh, empty, writable tmpfs (mode 1777, nosuid, nodev), detached, for
+// what (/dev/shm).
+Fd new_private_tmpfs(const std::string& what);
 
 }  // namespace sbx::helper

@@ -121,6 +121,12 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         v.rule = "external-sandbox: the filesystem is left to the outside sandbox";
         return v;
     }
+    if (p.private_dev_shm() && path_within(v.subject, "/dev/shm")) {
+        v.rule =
+            "sbx: /dev/shm is the sandbox's own, private and empty (the host's is out of reach; an entry for "
+            "/dev/shm makes it the host's)";
+        return v;
+    }
     const FsDecision d = decide_path(p, v.subject);
     const bool wants_write = access == Access::Write;
     if (d.access && (*d.access == FsAccess::Write || (*d.access == FsAccess::Read && !wants_write))) {

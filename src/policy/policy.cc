@@ -542,6 +542,14 @@ bool CanonicalPolicy::reads_root() const {
     return root.entry && root.entry->path == "/" && root.access != FsAccess::Deny;
 }
 
+bool CanonicalPolicy::private_dev_shm() const {
+    auto named = [](const std::vector<std::string>& paths) {
+        return std::find(paths.begin(), paths.end(), "/dev/shm") != paths.end();
+    };
+    return sandboxed_filesystem() && !named(readable) && !named(denied) &&
+           std::none_of(writable.begin(), writable.end(), [](const WritableRoot& w) { return w.path == "/dev/shm"; });
+}
+
 FsDecision decide_path(const CanonicalPolicy& p, const std::string& path) {
     // Rank: deeper first; at equal depth deny, then write, then read.
     const ResolvedEntry* best = nullptr;

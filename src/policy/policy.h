@@ -232,6 +232,13 @@ struct CanonicalPolicy {
     // True when "/" is readable (a :root read or write entry): the view is the
     // host's filesystem, read-only; otherwise it is empty but for the entries.
     bool reads_root() const;
+    // The sandbox's /dev/shm is its own, a private, empty, writable tmpfs, as
+    // in Codex's helper (whose /dev is always private): a sandboxed
+    // filesystem, and no entry names /dev/shm itself (workspace-write's preset
+    // does, with write: then it is the host's, with that entry's access).
+    // The host's shared memory is then neither readable nor writable, and
+    // nothing written there outlives the sandbox.
+    bool private_dev_shm() const;
     bool operator==(const CanonicalPolicy&) const = default;
 };
 

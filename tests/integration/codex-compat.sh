@@ -284,6 +284,21 @@ is "... its workspace and the root that exists took the writes" "ws extra" \
 is "... and the missing root was not made" "no" "$([ -e "$FX/missing" ] && echo yes || echo no)"
 rm -f "$CWS/from-policy" "$EXTRA/from-policy"
 
+# /dev/shm under a :root read profile: the sandbox's own (private, empty,
+# writable), as in Codex's helper; the host's neither seen nor written.
+if shm_missing=$(has_dev_shm); then
+    tag=sbx-compat-$$-$(id -u)
+    echo host > "/dev/shm/$tag-host"
+    is "example 1: /dev/shm is the sandbox's own, writable and without the host's files" "x $tag" \
+        "$(cd "$CWS" && "$HELPER" "${cwd_flags[@]}" --permission-profile "$(subst "$EX1")" -- \
+            sh -c "echo x > /dev/shm/$tag && cat /dev/shm/$tag && ls -A /dev/shm" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+    is "example 1: nothing written there reaches the host's" "<missing> host" \
+        "$(cat "/dev/shm/$tag" 2>/dev/null || echo '<missing>') $(cat "/dev/shm/$tag-host")"
+    rm -f "/dev/shm/$tag-host" "/dev/shm/$tag"
+else
+    skip "example 1: /dev/shm is the sandbox's own" "$shm_missing"
+fi
+
 # --- the argv grammar (section 2) ------------------------------------------------
 # Example 15's JSON with the network restricted (example 2's own is checked above).
 PROFILE=$(subst "${EX15/'"network":"enabled"'/'"network":"restricted"'}")

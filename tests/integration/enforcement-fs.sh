@@ -145,12 +145,26 @@ not_ok "read-only: /tmp is not writable" ro sh -c "echo x > /tmp/$tag"
 # (TMPDIR unset: a $TMPDIR of /tmp would make /tmp writable again, rightly.)
 not_ok "exclude_slash_tmp: /tmp is not writable" env -u TMPDIR \
     "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true}' -- sh -c "echo x > /tmp/$tag"
+# Without an entry for /dev/shm (read-only, exclude_slash_tmp) it is the
+# sandbox's own, as in Codex's helper: private, empty, writable; the host's
+# is neither seen nor written.
 if [ -z "$shm_missing" ]; then
-    not_ok "read-only: /dev/shm is not writable" ro sh -c "echo x > /dev/shm/$tag"
-    not_ok "exclude_slash_tmp: /dev/shm is not writable" env -u TMPDIR \
-        "$HELPER" --sandbox-policy-cwd "$ws" --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true}' -- sh -c "echo x > /dev/shm/$tag"
+    echo host > "/dev/shm/$tag-host"
+    shm_probe="echo x > /dev/shm/$tag && cat /dev/shm/$tag && ls -A /dev/shm"
+    is "read-only: /dev/shm is the sandbox's own (writable, without the host's files)" "x
+$tag" "$(ro sh -c "$shm_probe" 2>&1)"
+    is "exclude_slash_tmp: /dev/shm is the sandbox's own" "x
+$tag" "$(env -u TMPDIR "$HELPER" --sandbox-policy-cwd "$ws" \
+        --sandbox-policy '{"type":"workspace-write","exclude_slash_tmp":true}' -- sh -c "$shm_probe" 2>&1)"
+    is "the host's /dev/shm file is untouched" "host" "$(content "/dev/shm/$tag-host")"
+    rm -f "/dev/shm/$tag-host"
+    ok "read-only: python3 multiprocessing works (its semaphores in the sandbox's /dev/shm)" ro python3 -c '
+import multiprocessing as mp
+if __name__ == "__main__":
+    q = mp.Queue(); pr = mp.Process(target=q.put, args=(42,)); pr.start(); assert q.get() == 42; pr.join()
+'
 else
-    skip "read-only and exclude_slash_tmp: /dev/shm is not writable" "$shm_missing"
+    skip "read-only and exclude_slash_tmp: /dev/shm is the sandbox's own" "$shm_missing"
 fi
 is "nothing was left in /tmp or /dev/shm" "<missing><missing>" "$(content "/tmp/$tag")$(content "/dev/shm/$tag")"
 ok "workspace-write: \$TMPDIR is writable" env TMPDIR="$tmpd" "$HELPER" --sandbox-policy-cwd "$ws" \

@@ -742,3 +742,29 @@ TEST_CASE("the helper's --sandbox-policy leaves out a writable root that does no
                                                 "--sandbox-policy", env),
                       Catch::Contains("/work/file: not a directory"));
 }
+
+TEST_CASE("/dev/shm is the sandbox's own unless an entry names it") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+    const CanonicalPolicy ro = resolve(input(Mode::ReadOnly), env);
+    CHECK(ro.private_dev_shm());
+    PolicyInput excluded = input(Mode::WorkspaceWrite);
+    excluded.exclude_slash_tmp = true;
+    CHECK(resolve(excluded, env).private_dev_shm());
+    // workspace-write's preset names the host's, writable.
+    const CanonicalPolicy ww = resolve(input(Mode::WorkspaceWrite), env);
+    CHECK_FALSE(ww.private_dev_shm());
+    CHECK(check_access(ww, Access::Write, "/dev/shm/x", env).allowed);
+    CHECK_FALSE(resolve(input(Mode::ExternalSandbox), env).private_dev_shm());
+    PolicyInput named = input(Mode::ReadOnly);
+    named.extra_entries.push_back({{FsTarget::Kind::Path, "/dev/shm"}, FsAccess::Read, "--read-only"});
+    CHECK_FALSE(resolve(named, env).private_dev_shm());
+
+    // sbx check: the host's /dev/shm is out of reach, for reads and writes.
+    for (const Access a : {Access::Read, Access::Write}) {
+        const Verdict v = check_access(ro, a, "/dev/shm/x", env);
+        CHECK_FALSE(v.allowed);
+        CHECK_THAT(v.rule, Catch::StartsWith("sbx: /dev/shm is the sandbox's own"));
+    }
+    CHECK(check_access(ro, Access::Read, "/dev/null", env).allowed);
+}
