@@ -65,7 +65,9 @@ constexpr const char* kHelp =
     "\n"
     "  --sandbox-policy-cwd DIR      the base of :project_roots entries, relative globs\n"
     "                                and relative paths (the workspace)\n"
-    "  --command-cwd DIR             the directory CMD starts in (default: the current one)\n"
+    "  --command-cwd DIR             the directory CMD starts in, by its real path (PWD\n"
+    "                                names it where DIR has a symlink; default: the\n"
+    "                                current directory)\n"
     "  --permission-profile JSON     Codex's permission profile (Codex 0.169 and later)\n"
     "  --sandbox-policy JSON         sbx's canonical policy, or Codex's older SandboxPolicy\n"
     "  --use-legacy-landlock         accepted; the sandbox is the same without it\n"
@@ -119,6 +121,18 @@ std::string absolute(std::string path) {
 }
 
 [[noreturn]] void usage_error(const std::string& reason) { fail("arguments", reason, kUsage); }
+
+// Where --command-cwd DIR starts the command: DIR's real path, as in Codex's
+// helper; where a symlink on the way was resolved, PWD names the real path,
+// as there (otherwise PWD stays as the caller set it); DIR as given when it
+// does not resolve (chdir then says why).
+std::string command_directory(const std::string& dir) {
+    const std::string path = absolute(dir);
+    char real[PATH_MAX];
+    if (::realpath(path.c_str(), real) == nullptr || path == real) return path;
+    if (::setenv("PWD", real, 1) != 0) fail_errno("cwd", "setenv PWD");
+    return real;
+}
 
 // A descriptor number: digits only, 3 or more (0, 1 and 2 are the command's).
 int descriptor(const std::string& text, std::string_view option) {
@@ -287,7 +301,7 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     Command command{args.command, status};
 
     CanonicalPolicy policy = read_policy(args, system_environment());
-    const std::string command_cwd = args.command_cwd ? absolute(*args.command_cwd) : absolute(".");
+    const std::string command_cwd = args.command_cwd ? command_directory(*args.command_cwd) : absolute(".");
     if (args.proxy_fd && !policy.by_name())
         usage_error("--proxy-fd: the policy has no allow_domains (no proxy to reach)");
     std::optional<ProxyBridge> bridge;

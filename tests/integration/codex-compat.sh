@@ -299,6 +299,15 @@ else
     skip "example 1: /dev/shm is the sandbox's own" "$shm_missing"
 fi
 
+# --command-cwd naming a symlink: the command runs in the real path, and
+# $PWD says so (as with Codex's helper), also when the caller's PWD names
+# the alias.
+ln -s ws/sub "$FX/alias"
+is "--command-cwd through a symlink: pwd shows the real path" "$FX/ws/sub $FX/ws/sub" \
+    "$(cd "$FX/alias" && PWD=$FX/alias "$HELPER" --sandbox-policy-cwd "$FX/alias" --command-cwd "$FX/alias" \
+        --permission-profile "$(subst "$EX1")" -- sh -c 'echo "$(pwd) $PWD"' 2>&1)"
+rm "$FX/alias"
+
 # --- the argv grammar (section 2) ------------------------------------------------
 # Example 15's JSON with the network restricted (example 2's own is checked above).
 PROFILE=$(subst "${EX15/'"network":"enabled"'/'"network":"restricted"'}")
