@@ -265,7 +265,13 @@ Args parse_args(int argc, char** argv) {
 // apply_landlock (landlock.h).
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer, bool hide = false,
                         Watch watch = Watch::None, bool socket_files = true, bool transparent = false) {
-    if (::chdir(cwd.c_str()) != 0) fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
+    if (::chdir(cwd.c_str()) != 0) {
+        if (errno == ENOENT && mount_layer && !policy.reads_root())
+            fail("cwd", "the command's directory " + cwd + " is not in the sandbox: no entry of the policy includes it",
+                 "add an entry that reads it (a path or :project_roots entry), or start the command in a directory "
+                 "the entries include");
+        fail_errno("cwd", "chdir " + cwd, "pass an existing --command-cwd");
+    }
     if (hide) {
         // Without effective capabilities, as the command would open them.
         if (mount_layer) without_effective_capabilities(reopen_stdio_in_view);

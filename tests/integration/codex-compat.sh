@@ -308,6 +308,17 @@ is "--command-cwd through a symlink: pwd shows the real path" "$FX/ws/sub $FX/ws
         --permission-profile "$(subst "$EX1")" -- sh -c 'echo "$(pwd) $PWD"' 2>&1)"
 rm "$FX/alias"
 
+# Where sbx's helper keeps its own way (README, "The helper under Codex"):
+# a :minimal profile whose entries do not include the command's directory
+# is refused (Codex's helper runs the command in / then), with one line
+# naming the cause and the fix; an outer --proxy-route-spec is refused
+# (below, with the other inner-stage flags).
+MINIMAL_ONLY='{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"minimal"}},"access":"read"}]},"network":"restricted"}'
+err=$(cd "$CWS" && "$HELPER" "${cwd_flags[@]}" --permission-profile "$MINIMAL_ONLY" -- sh -c 'echo ran' 2>&1)
+is ":minimal without the cwd: refused (125)" "125" "$?"
+is ":minimal without the cwd: one line naming the directory and the fix" "1" \
+    "$(grep -c "^codex-linux-sandbox: cwd: the command's directory $CWS is not in the sandbox: .*; add an entry that reads it" <<<"$err")"
+
 # --- the argv grammar (section 2) ------------------------------------------------
 # Example 15's JSON with the network restricted (example 2's own is checked above).
 PROFILE=$(subst "${EX15/'"network":"enabled"'/'"network":"restricted"'}")
