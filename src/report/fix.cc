@@ -148,21 +148,17 @@ Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target,
     return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
 }
 
-// The host of HOST:PORT or [V6]:PORT.
-std::string host_of(const std::string& address) {
-    if (address.starts_with('[')) return address.substr(1, address.find(']') - 1);
-    return address.substr(0, address.rfind(':'));
-}
-
-// The port of "host:port" ("[v6]:port"); 0 when there is none.
-std::uint16_t port_of(const std::string& address) {
+// The host and the port of "host:port" ("[v6]:port"); port 0 when there is none.
+std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
     const auto colon = address.rfind(':');
-    if (colon == std::string::npos || (address.starts_with('[') && colon < address.find(']'))) return 0;
+    const bool bracketed = address.starts_with('[');
+    const std::string host = bracketed ? address.substr(1, address.find(']') - 1) : address.substr(0, colon);
+    if (colon == std::string::npos || (bracketed && colon < address.find(']'))) return {host, 0};
     unsigned port = 0;
     const std::string digits = address.substr(colon + 1);
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-    return ec == std::errc() && end == digits.data() + digits.size() && port <= 65535 ? static_cast<std::uint16_t>(port)
-                                                                                      : 0;
+    const bool ok = ec == std::errc() && end == digits.data() + digits.size() && port <= 65535;
+    return {host, ok ? static_cast<std::uint16_t>(port) : std::uint16_t{0}};
 }
 
 Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
@@ -171,8 +167,8 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     // An allowlist (--allow-domain): the proxy's decision by name; -n full
     // would be a usage error with it.
     if (p.by_name() && !d.address.empty()) {
-        const std::string host = host_of(d.address);
-        const net::Decision by_name = net::decide_host({p.allow_domains, p.deny_domains}, host, port_of(d.address));
+        const auto [host, port] = split_address(d.address);
+        const net::Decision by_name = net::decide_host({p.allow_domains, p.deny_domains}, host, port);
         if (by_name.allowed)  // the name passed: the proxy refused the address it resolved to
             return refuse(by_name.rule,
                           "the name is allowed, the address it resolved to is not (the proxy's note names it)");
