@@ -14,10 +14,10 @@ namespace sbx::container {
 
 // What the machine shows of a container.
 struct Facts {
-    bool dockerenv = false;                   // /.dockerenv exists
-    bool containerenv = false;                // /run/.containerenv exists (Podman)
-    std::optional<std::string> pid1_environ;  // /proc/1/environ (NUL-separated), where readable
-    std::optional<std::string> self_status;   // /proc/self/status
+    bool dockerenv = false;                     // /.dockerenv exists
+    bool containerenv = false;                  // /run/.containerenv exists (Podman)
+    std::optional<std::string> pid1_environ{};  // /proc/1/environ (NUL-separated), where readable
+    std::optional<std::string> self_status{};   // /proc/self/status
 };
 
 struct Finding {
