@@ -27,6 +27,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "host_watch.h"
 #include "inherited_fds.h"
 #include "landlock.h"
 #include "managed_network.h"
@@ -297,6 +298,14 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
     return parse_sandbox_policy_text(*args.policy_json, "--sandbox-policy", env);
 }
 
+// What the view covers by a mount: every denied path, and the protected
+// paths and placeholders inside the writable roots (host_watch.h).
+std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
+    std::vector<std::string> paths = policy.denied;
+    for (const auto& entry : protect.entries()) paths.push_back(entry.path);
+    return paths;
+}
+
 [[noreturn]] void run(int argc, char** argv, Status& status) {
     // Nothing the helper inherited beyond stdin, stdout and stderr reaches the
     // command: an open socket of the host's network namespace, say, would
@@ -386,6 +395,9 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         if (processes && uid == 0) pids.emplace(*processes);
         std::optional<ProtectedPaths> protect;
         if (filesystem) protect.emplace(policy);
+        // Once the placeholders exist, before pid 1 covers anything.
+        std::optional<HostWatch> host_watch;
+        if (protect) host_watch.emplace(covered_paths(policy, *protect));
         OutputRelays relays(filesystem);
         auto setup = [&](bool user) {
             if (pids) pids->enter();
@@ -417,14 +429,16 @@ CanonicalPolicy read_policy(const Args& args, Environment env) {
         auto abandoned = [&]() {
             if (protect) protect->remove_placeholders(true);
         };
-        auto forked = [&]() {
+        auto forked = [&](pid_t pid1) {
+            if (host_watch) host_watch->start(pid1);
             if (bridge) bridge->start();
         };
         const std::optional<int> ended = run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare,
                                                         abandoned, relays, command, forked);
         if (ended) {
-            bridge.reset();   // the sandbox is gone: so are its connections
-            protect.reset();  // remove the placeholders before ending
+            if (host_watch) host_watch->finish();  // throws when the host uncovered a path
+            bridge.reset();                        // the sandbox is gone: so are its connections
+            protect.reset();                       // remove the placeholders before ending
             pids.reset();
             exit_like(*ended);
         }

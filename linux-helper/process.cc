@@ -392,7 +392,8 @@ private:
 
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool)>& setup,
                                   const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  OutputRelays& relays, const Command& command, const std::function<void()>& forked) {
+                                  OutputRelays& relays, const Command& command,
+                                  const std::function<void(pid_t)>& forked) {
     const sigset_t watched = watched_signals();
     sigset_t original;
     if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
@@ -413,7 +414,7 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     status_write.reset();
     relays.close_write_ends();
-    if (forked) forked();
+    if (forked) forked(child.pid);
     Pid1Watch pid1(child.pid, std::move(status_read), terminal, relays);
     pid1.wait();
     ::sigprocmask(SIG_SETMASK, &original, nullptr);

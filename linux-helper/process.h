@@ -49,12 +49,14 @@ struct Command {
 // abandoned (the helper's cleanup, from inside the sandbox) and ends.  While
 // the sandbox runs, the helper copies what the command writes to relays
 // (inherited_fds.h) to the caller's files, and the rest once it has ended.
-// forked, if given, runs in the helper once pid 1 exists (the bridge to
-// Codex's proxy starts there, managed_network.h: no thread before the fork).
+// forked, if given, runs in the helper once pid 1 exists, with its pid,
+// before anything can reap it (the bridge to Codex's proxy and the host
+// watch start there, managed_network.h, host_watch.h: no thread before the
+// fork).
 std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,
                                   const PrepareCommand& prepare, const std::function<void()>& abandoned,
                                   OutputRelays& relays, const Command& command,
-                                  const std::function<void()>& forked = {});
+                                  const std::function<void(pid_t pid1)>& forked = {});
 
 // execvp, then exit 127 (not found) or 126 (cannot be executed), told
 // through command.status.

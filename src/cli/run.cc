@@ -156,8 +156,13 @@ public:
         a.helper = parse_helper_status(a.result.report);
         if (a.helper.error && a.result.exit_code == 125) {
             // The sandbox could not be applied and nothing ran: sbx's own
-            // failure (125), not a denial of something the command did.
-            write_all(STDERR_FILENO, fmt::format("sbx: the sandbox could not be applied: {}\n", *a.helper.error));
+            // failure (125), not a denial of something the command did.  Or
+            // the host replaced a covered path and the helper killed the
+            // command (linux-helper/host_watch.h).
+            const bool stopped = a.helper.error->starts_with("host watch: ");
+            write_all(STDERR_FILENO,
+                      fmt::format("sbx: {}: {}\n", stopped ? "the run was stopped" : "the sandbox could not be applied",
+                                  *a.helper.error));
             return a;
         }
         if (a.helper.exec) {

@@ -283,4 +283,59 @@ else
     skip "protected names above the workspace (issue 29)" "no git"
 fi
 
+# --- The host replaces a covered path while the command runs (issue 29, class 7)
+# A mount covers a dentry, not a name: a file the host renames over a denied
+# or read-only path (as editors save), or makes where one was missing, shows
+# uncovered.  The helper watches the way of each covered path and kills the
+# sandbox at the first such event (linux-helper/host_watch.h); the run ends
+# 125 naming the path.  The command below ends on its own, exit 0, only if it
+# got through (it read the new secret, or wrote the read-only file): what
+# the binaries before the fix did.  The time between the host's rename and
+# the kill remains (a command that keeps trying may win it: noted below,
+# never failed on).
+hw=$(scratch)
+host_replaces() {  # DESC SETUP-IN-WS HOST-ACTION COMMAND [sbx options...]
+    local desc=$1 setup=$2 action=$3 cmd=$4; shift 4
+    rm -rf "$hw/ws" "$hw/new"
+    mkdir -p "$hw/ws"
+    (cd "$hw/ws" && sh -c "$setup")
+    local err=$hw/err
+    "$SBX" run -p workspace-write -C "$hw/ws" --stdin null "$@" -- \
+        sh -c "touch ready; until $cmd; do sleep 0.01; done" >"$hw/out" 2>"$err" &
+    local pid=$!
+    if ! eventually test -e "$hw/ws/ready"; then
+        kill "$pid" 2>/dev/null
+        _tap_result fail "host replaces: $desc" "the command never started: $(cat "$err")"
+        return
+    fi
+    (cd "$hw/ws" && sh -c "$action")
+    wait "$pid"
+    local code=$?
+    is "host replaces: $desc: the run is stopped (125)" 125 "$code"
+    ok "host replaces: $desc: sbx names what the host replaced" \
+        grep -q "^sbx: the run was stopped: host watch: the host replaced $hw/ws/" "$err"
+    grep -q got-through "$hw/out" && echo "# host replaces: $desc: the command got through before the kill (the window)"
+}
+host_replaces "a denied file renamed over" "echo old > .env" \
+    "echo new > ../new && mv ../new .env" "grep -qs new .env && echo got-through" --deny .env
+host_replaces "a missing denied file made" "" \
+    "rmdir .env 2>/dev/null; echo new > .env" "grep -qs new .env && echo got-through" --deny .env
+host_replaces "a directory on a denied file's way renamed and made again" "mkdir sub && echo old > sub/.env" \
+    "mv sub sub-old && mkdir sub && echo new > sub/.env" "grep -qs new sub/.env && echo got-through" --deny sub/.env
+host_replaces "a read-only file saved by rename" "echo old > notes" \
+    "echo new > ../new && mv ../new notes" "(echo x >> notes) 2>/dev/null && echo got-through" --read-only notes
+host_replaces "a protected name (.git) made by rename" "" \
+    "mkdir ../g && rmdir .git 2>/dev/null; mv ../g .git" "mkdir .git/hooks 2>/dev/null && echo got-through"
+# What the host may do meanwhile: write the denied file in place, make other
+# files, and rename beside it.
+rm -rf "$hw/ws" && mkdir -p "$hw/ws" && echo old > "$hw/ws/.env"
+"$SBX" run -p workspace-write -C "$hw/ws" --stdin null --deny .env -- \
+    sh -c 'touch ready; until [ -e go ]; do sleep 0.01; done' >/dev/null 2>"$hw/err" &
+pid=$!
+if eventually test -e "$hw/ws/ready"; then
+    echo new >>"$hw/ws/.env" && echo a >"$hw/ws/x" && mv "$hw/ws/x" "$hw/ws/y" && mkdir "$hw/ws/d" && touch "$hw/ws/go"
+fi
+wait "$pid"
+is "host replaces: in-place writes and other names leave the run alone" "0 " "$? $(cat "$hw/err")"
+
 done_testing
