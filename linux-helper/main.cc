@@ -35,6 +35,7 @@
 #include "namespaces.h"
 #include "net/domain.h"
 #include "network.h"
+#include "platform/container.h"
 #include "policy/policy.h"
 #include "process.h"
 #include "recorder.h"
@@ -444,7 +445,8 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
         }
         // Ubuntu's AppArmor restriction: its profile for the helper first,
         // the sysctl that lifts it for every program last (apparmor_userns.h).
-        const std::string fix_userns = apparmor::userns_fix_for_this_helper(SBX_APPARMOR_PROFILE);
+        const std::string fix_userns = apparmor::userns_fix_for_this_helper(
+            SBX_APPARMOR_PROFILE, false, container::sign(container::detect(container::read_facts())));
         if (processes)
             fail("namespaces",
                  "user namespaces are unavailable, so --limit-procs would count every process of this user on "

@@ -100,13 +100,6 @@ std::string landlock_text(int abi) {
 // How another ABI's getpid ends without a filter, in words.
 std::string abi_text(const probes::Finding& f) { return f.ok ? "reaches the kernel" : f.detail; }
 
-// A whole file, NUL bytes included (/proc/1/environ); nullopt when unreadable.
-std::optional<std::string> read_whole_file(const char* path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 }  // namespace
 
 int doctor_command(const DoctorArgs& args) {
@@ -152,11 +145,7 @@ int doctor_command(const DoctorArgs& args) {
                           {"restrict_unprivileged_userns", restrict_userns ? json(*restrict_userns) : json(nullptr)}};
     // A container (Docker's, Podman's defaults allow no new namespaces), and
     // what a sandbox still is without namespaces (platform/container.h).
-    const container::Finding in_container =
-        container::detect({.dockerenv = ::access("/.dockerenv", F_OK) == 0,
-                           .containerenv = ::access("/run/.containerenv", F_OK) == 0,
-                           .pid1_environ = read_whole_file("/proc/1/environ"),
-                           .self_status = read_whole_file("/proc/self/status")});
+    const container::Finding in_container = container::detect(container::read_facts());
     const container::WithoutNamespaces without = container::without_namespaces(abi);
     report["container"] = {{"engine", in_container.engine ? json(*in_container.engine) : json(nullptr)},
                            {"seccomp_filtered", in_container.seccomp_filtered},
@@ -192,7 +181,8 @@ int doctor_command(const DoctorArgs& args) {
     // Ubuntu's restriction of unprivileged user namespaces, and the
     // helper's profile that lifts it for the helper alone.
     const std::string helper_path = helper.empty() ? std::string(SBX_HELPER_DIR) + "/" + SBX_HELPER_NAME : helper;
-    const apparmor::UsernsFacts aa_facts = apparmor::read_userns_facts(SBX_APPARMOR_PROFILE, false);
+    const apparmor::UsernsFacts aa_facts =
+        apparmor::read_userns_facts(SBX_APPARMOR_PROFILE, false, container::sign(in_container));
     const apparmor::UsernsRestriction aa = apparmor::assess(aa_facts, helper_path);
     const std::string aa_fix = apparmor::userns_fix(aa, helper_path, SBX_APPARMOR_PROFILE);
     auto known = [](apparmor::Known k) {

@@ -1,5 +1,9 @@
 #include "platform/container.h"
 
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 #include <string_view>
 
 namespace sbx::container {
@@ -47,6 +51,24 @@ Finding detect(const Facts& facts) {
         f.no_new_privs = status_field(*facts.self_status, "NoNewPrivs") == "1";
     }
     return f;
+}
+
+Facts read_facts() {
+    auto read = [](const char* path) -> std::optional<std::string> {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return std::nullopt;
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    return {.dockerenv = ::access("/.dockerenv", F_OK) == 0,
+            .containerenv = ::access("/run/.containerenv", F_OK) == 0,
+            .pid1_environ = read("/proc/1/environ"),
+            .self_status = read("/proc/self/status")};
+}
+
+std::optional<std::string> sign(const Finding& f) {
+    if (f.engine) return f.engine;
+    if (f.seccomp_filtered) return "a seccomp filter on sbx itself";
+    return std::nullopt;
 }
 
 WithoutNamespaces without_namespaces(int landlock_abi) {

@@ -33,6 +33,13 @@ struct Finding {
 
 Finding detect(const Facts&);
 
+// This process's facts, read from the machine.
+Facts read_facts();
+
+// What gives a container away, in a few words for a refusal: the engine, or
+// the seccomp filter sbx itself runs under; nullopt when nothing does.
+std::optional<std::string> sign(const Finding&);
+
 // Without namespaces (a container's defaults, or none for this user): what
 // sbx still enforces with --allow-unprotected, and what it does not.
 // landlock_abi: the kernel's (0: none).

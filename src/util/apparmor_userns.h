@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace sbx::apparmor {
 
@@ -32,6 +33,10 @@ struct UsernsFacts {
     std::optional<std::string> profiles;         // "name (mode)" a line; only root may read it
     std::optional<std::string> label;            // the helper's own (/proc/self/attr/current), when it asks
     std::optional<std::string> profile_text;     // the installed profile file
+    // What else refuses user namespaces, where the restriction does not:
+    std::optional<std::string> max_user_namespaces;        // /proc/sys/user/max_user_namespaces ("0": none)
+    std::optional<std::string> unprivileged_userns_clone;  // Debian's kernel.unprivileged_userns_clone ("0": root only)
+    std::optional<std::string> container;                  // what shows a container (platform/container.h sign)
 };
 
 enum class Known { Yes, No, Unknown };
@@ -42,7 +47,28 @@ struct UsernsRestriction {
     Known confined = Known::Unknown;      // the helper runs under it (its label)
     Known installed_covers = Known::No;   // the profile file attaches to this helper's path (No: no file)
     std::optional<std::string> attaches;  // the path the installed file attaches to
+    std::string unrestricted_fix;         // without the restriction: the fix for what refuses them
 };
+
+// Without AppArmor's restriction: the fix for what refuses user namespaces,
+// as far as the facts tell (a sysctl, a container's seccomp profile).
+inline std::string unrestricted_userns_fix(const UsernsFacts& facts) {
+    auto is_zero = [](const std::optional<std::string>& value) {
+        return value && std::string_view(*value).substr(0, value->find_first_of(" \n")) == "0";
+    };
+    if (is_zero(facts.max_user_namespaces))
+        return "allow user namespaces, which user.max_user_namespaces=0 turns off for everyone (sysctl "
+               "user.max_user_namespaces=15000)";
+    if (is_zero(facts.unprivileged_userns_clone))
+        return "allow unprivileged user namespaces, which kernel.unprivileged_userns_clone=0 keeps to root (sysctl "
+               "kernel.unprivileged_userns_clone=1)";
+    if (facts.container)
+        return "sbx runs in a container (" + *facts.container +
+               ") whose seccomp profile or capabilities refuse new namespaces: give the container a seccomp profile "
+               "that allows unshare and clone of user namespaces (Docker's default allows them only with "
+               "CAP_SYS_ADMIN; the rest of it can stay) and, under AppArmor, a profile that allows mount";
+    return "find what refuses unprivileged user namespaces here (sbx doctor tells what it sees)";
+}
 
 // The first word of a label or a profiles line: "sbx-helper (unconfined)" ->
 // "sbx-helper"; "unconfined" -> "unconfined".
@@ -87,6 +113,7 @@ inline std::optional<std::string> profile_attachment(std::string_view text) {
 inline UsernsRestriction assess(const UsernsFacts& facts, std::string_view helper_path) {
     UsernsRestriction r;
     r.restricted = facts.restrict_userns && label_name(*facts.restrict_userns) == "1";
+    if (!r.restricted) r.unrestricted_fix = unrestricted_userns_fix(facts);
     if (facts.profiles) {
         r.loaded = Known::No;
         std::string_view list = *facts.profiles;
@@ -112,7 +139,7 @@ inline UsernsRestriction assess(const UsernsFacts& facts, std::string_view helpe
 // with it, the profile first (it keeps the restriction for every other
 // program), the sysctl only last.
 inline std::string userns_fix(const UsernsRestriction& r, std::string_view helper_path, std::string_view profile_file) {
-    if (!r.restricted) return "enable unprivileged user namespaces (sysctl user.max_user_namespaces)";
+    if (!r.restricted) return r.unrestricted_fix;
     const std::string file(profile_file), helper(helper_path), name(kProfileName);
     const std::string sysctl_last =
         " (lifting the restriction, sysctl kernel.apparmor_restrict_unprivileged_userns=0, would lift it "
@@ -160,9 +187,14 @@ inline std::optional<std::string> read_text(const char* path) {
 }
 
 // The facts of this machine; the caller's own label when own_label (the
-// helper asks about itself; sbx, which is not the helper, does not).
-inline UsernsFacts read_userns_facts(const char* profile_file, bool own_label) {
+// helper asks about itself; sbx, which is not the helper, does not); the
+// container is the caller's finding.
+inline UsernsFacts read_userns_facts(const char* profile_file, bool own_label,
+                                     std::optional<std::string> container = std::nullopt) {
     UsernsFacts facts;
+    facts.max_user_namespaces = read_text("/proc/sys/user/max_user_namespaces");
+    facts.unprivileged_userns_clone = read_text("/proc/sys/kernel/unprivileged_userns_clone");
+    facts.container = std::move(container);
     facts.restrict_userns = read_text(kRestrictSysctl);
     if (!facts.restrict_userns || label_name(*facts.restrict_userns) != "1") return facts;
     facts.profiles = read_text(kProfilesList);
@@ -179,12 +211,13 @@ inline UsernsFacts read_userns_facts(const char* profile_file, bool own_label) {
 // The fix for the helper itself, which is refused user namespaces: its own
 // path and label.  With only_if_restricted, empty without the restriction.
 // Keeps errno.
-inline std::string userns_fix_for_this_helper(const char* profile_file, bool only_if_restricted = false) {
+inline std::string userns_fix_for_this_helper(const char* profile_file, bool only_if_restricted = false,
+                                              std::optional<std::string> container = std::nullopt) {
     const int saved = errno;
     std::string self(PATH_MAX, '\0');
     const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
     self.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    const UsernsRestriction r = assess(read_userns_facts(profile_file, true), self);
+    const UsernsRestriction r = assess(read_userns_facts(profile_file, true, std::move(container)), self);
     std::string fix = only_if_restricted && !r.restricted ? std::string() : userns_fix(r, self, profile_file);
     errno = saved;
     return fix;

@@ -42,6 +42,8 @@ ok "... and that sbx runs under a seccomp filter, as a container's processes do"
 out=$(in_container "$SBX" run -p workspace-write -- sh -c 'echo hi > f' 2>&1)
 is "sbx run -p workspace-write: refused (125)" "125" "$?"
 one_line "... in one line naming --allow-unprotected" "$out" "allow-unprotected"
+one_line "... whose first fix is the container's seccomp profile, not a sysctl of the host (issue 31)" \
+    "$(printf '%s\n' "$out" | grep -v sysctl)" "runs in a container (.*) whose seccomp profile"
 is "... and nothing ran" "<none>" "$(ls "$ws/f" 2>/dev/null || echo "<none>")"
 
 out=$(in_container "$SBX" run -p workspace-write --allow-unprotected -- \

@@ -39,17 +39,39 @@ UsernsFacts restricted_facts() {
 
 }  // namespace
 
-TEST_CASE("no restriction: the generic fix, no AppArmor advice") {
+TEST_CASE("no restriction: the fix for what refuses user namespaces, no AppArmor profile advice") {
     for (const auto& value : {std::optional<std::string>{}, std::optional<std::string>{"0\n"}}) {
         UsernsFacts f;
         f.restrict_userns = value;
         f.profiles = kProfilesWithout;
-        const UsernsRestriction r = assess(f, kHelper);
-        CHECK_FALSE(r.restricted);
-        const std::string fix = userns_fix(r, kHelper, kFile);
-        CHECK(fix.find("AppArmor") == std::string::npos);
-        CHECK(fix.find("apparmor_restrict") == std::string::npos);
-        CHECK(fix.find("max_user_namespaces") != std::string::npos);
+        auto fix_of = [&](const UsernsFacts& facts) {
+            const UsernsRestriction r = assess(facts, kHelper);
+            CHECK_FALSE(r.restricted);
+            const std::string fix = userns_fix(r, kHelper, kFile);
+            CHECK(fix.find("apparmor_restrict") == std::string::npos);
+            CHECK(fix.find("sbx-helper") == std::string::npos);
+            return fix;
+        };
+        // Nothing tells: sbx doctor, never a sysctl that may not be the cause.
+        CHECK(fix_of(f).find("sysctl") == std::string::npos);
+        CHECK(fix_of(f).find("sbx doctor") != std::string::npos);
+        f.max_user_namespaces = "63476\n";
+        f.unprivileged_userns_clone = "1\n";
+        CHECK(fix_of(f).find("sysctl") == std::string::npos);
+        // A container: its seccomp profile, not the host's sysctls.
+        UsernsFacts in_docker = f;
+        in_docker.container = "docker (/.dockerenv)";
+        const std::string docker = fix_of(in_docker);
+        CHECK(docker.find("container (docker (/.dockerenv))") != std::string::npos);
+        CHECK(docker.find("seccomp profile that allows unshare and clone of user namespaces") != std::string::npos);
+        CHECK(docker.find("sysctl") == std::string::npos);
+        // A sysctl that reads 0 is the cause, container or not.
+        UsernsFacts off = in_docker;
+        off.max_user_namespaces = "0\n";
+        CHECK(fix_of(off).find("sysctl user.max_user_namespaces=15000") != std::string::npos);
+        UsernsFacts debian = f;
+        debian.unprivileged_userns_clone = "0\n";
+        CHECK(fix_of(debian).find("sysctl kernel.unprivileged_userns_clone=1") != std::string::npos);
     }
 }
 
