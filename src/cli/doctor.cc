@@ -57,8 +57,12 @@ json audit_report() {
     audit["readable_by_sbx"] = status.readable;
     audit["denials_listed"] = status.denials_listed();
     audit["records"] = where;
+    // Audit is one source of exact denials; the helper's recorder
+    // (--record-denials) is the other, and needs no audit.
     audit["summary"] =
-        fmt::format("exact denials {}: {}", status.denials_listed() ? "listed" : "not listed", status.detail);
+        status.denials_listed()
+            ? fmt::format("exact denials listed: {}", status.detail)
+            : fmt::format("exact denials listed with --record-denials; from audit not listed: {}", status.detail);
     return audit;
 }
 

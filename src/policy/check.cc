@@ -87,9 +87,13 @@ Verdict check_connect(const CanonicalPolicy& p, const std::string& target) {
                                    : d.rule;
                 break;
             }
-            v.allowed = is_loopback(host);
-            v.rule = v.allowed ? "network limited: the sandbox's own loopback, not the host's"
-                               : "network limited: only the sandbox's own loopback";
+            // The sandbox's loopback is its own: a connect there reaches only
+            // what the command itself listens on, never the host's service at
+            // that port, which is what the question is about (issue 35).
+            v.rule = is_loopback(host) ? "network limited: the host's " + target +
+                                             " is out of reach (the sandbox's loopback is its own: only what the "
+                                             "command itself listens on answers there)"
+                                       : "network limited: only the sandbox's own loopback";
             break;
     }
     return v;
@@ -110,7 +114,9 @@ std::string_view to_string(Access a) {
 Verdict check_access(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
     if (access == Access::Connect) return check_connect(p, target);
     if (target.empty()) throw Error(fmt::format("--{}: empty path", to_string(access)));
-    Verdict v{false, resolve_path(target, env), ""};
+    // ~ and ~/ as the policy flags expand them (a quoted '~/.cache' too).
+    const std::string path = expand_home(target, env, "--" + std::string(to_string(access)));
+    Verdict v{false, resolve_path(path, env), ""};
     if (p.mode == Mode::DangerFullAccess) {
         v.allowed = true;
         v.rule = "danger-full-access: no sandbox";

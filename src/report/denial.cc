@@ -116,6 +116,11 @@ std::string path_near_denial_message(std::string_view text) {
     const std::size_t from = begin == std::string_view::npos ? 0 : begin + 1;
     const auto end = text.find('\n', at);
     const std::string_view line = text.substr(from, (end == std::string_view::npos ? text.size() : end) - from);
+    // The absolute paths on the line.  The one the message is about is the
+    // last before it ("cannot copy 'TEMPLATE' to 'TARGET': ..."), but for a
+    // symlink's target ("'LINK' -> 'TARGET'"); else the first after it.
+    std::string_view first, last_before;
+    const std::size_t message_at = at - from;
     for (std::size_t i = 0; i < line.size(); ++i) {
         if (line[i] != '/' || (i > 0 && line[i - 1] != ' ' && line[i - 1] != '\'' && line[i - 1] != '"' &&
                                line[i - 1] != '`' && line[i - 1] != '('))
@@ -124,8 +129,15 @@ std::string path_near_denial_message(std::string_view text) {
         while (j < line.size() && line[j] != ' ' && line[j] != '\'' && line[j] != '"' && line[j] != ':' &&
                line[j] != ')')
             ++j;
-        if (j > i + 1) return std::string(line.substr(i, j - i));
+        if (j <= i + 1) continue;
+        const std::string_view path = line.substr(i, j - i);
+        if (first.empty()) first = path;
+        const std::string_view lead = line.substr(0, i);
+        if (i < message_at && !lead.ends_with("-> ") && !lead.ends_with("-> '")) last_before = path;
+        i = j;
     }
+    if (!last_before.empty()) return std::string(last_before);
+    if (!first.empty()) return std::string(first);
     // No absolute path: a relative one, only where the message can only be
     // about a file (EROFS), in the two usual shapes "... PATH: Read-only file
     // system" (sh, touch, git) and "Read-only file system: 'PATH'" (Python).
@@ -141,7 +153,7 @@ std::string path_near_denial_message(std::string_view text) {
         }
         return s;
     };
-    const std::size_t m = at - from;
+    const std::size_t m = message_at;
     std::string_view before = line.substr(0, m);
     if (before.ends_with(": ")) {
         before.remove_suffix(2);

@@ -74,7 +74,7 @@ is "check names the deciding rule" 0 $?
 is "check: any denied exits 1" 1 $?
 is "check answers in command-line order" "write write connect" "$(awk '{print $2}' "$ws/out" | xargs)"
 ok "a protected path is denied by the protected rule" grep -q "denied   write    $ws/repo/.git/hooks/pre-commit  (protected name .git in $ws/repo; allow with --unprotect .git)" "$ws/out"
-ok "check --json" bash -c "'$SBX' check --json -n limited --connect localhost:8080 | python3 -c 'import json,sys; a=json.load(sys.stdin)[0]; assert a[\"allowed\"] and \"loopback\" in a[\"rule\"]'"
+ok "check --json: -n limited does not reach the host's loopback (issue 35)" bash -c "'$SBX' check --json -n limited --connect localhost:8080 | python3 -c 'import json,sys; a=json.load(sys.stdin)[0]; assert not a[\"allowed\"] and \"out of reach\" in a[\"rule\"]'"
 
 # The exit status and the whole of stderr, for a command that prints nothing
 # on stdout: "125 sbx: ...", compared byte for byte.

@@ -15,7 +15,7 @@ is "sandbox-exec is absent on Linux" "False" "$(field 'd["sandbox_exec"]["presen
 is "it probes every mode" "read-only,workspace-write,network restricted,network limited" \
     "$(field '",".join(p["mode"] for p in d["probes"])')"
 is "every probe check passed" "True" "$(field 'all(c["ok"] for p in d["probes"] for c in p["checks"])')"
-ok "audit says whether exact denials are listed" grep -q "^exact denials \(listed\|not listed\): " <<<"$(field 'd["audit"]["summary"]')"
+ok "audit says whether exact denials are listed" grep -q "^exact denials listed\(: \| with --record-denials; from audit not listed: \)" <<<"$(field 'd["audit"]["summary"]')"
 
 text=$("$SBX" doctor); rc=$?
 is "sbx doctor (text) exits 0" "0" "$rc"
@@ -26,7 +26,7 @@ case $text in *"every mode is enforced"*) _tap_result ok "the text says every mo
 is "the text's audit line is the JSON's summary" "audit:            $(field 'd["audit"]["summary"]')" \
     "$(grep '^audit:' <<<"$text")"
 if [ "$(field 'd["audit"]["enabled"]')" = False ]; then
-    is "audit off: the summary says so" "exact denials not listed: audit is off (auditctl -e 1 turns it on), so no Landlock denial is recorded" \
+    is "audit off: the summary says so, and that --record-denials lists them (issue 35)" "exact denials listed with --record-denials; from audit not listed: audit is off (auditctl -e 1 turns it on), so no Landlock denial is recorded" \
         "$(field 'd["audit"]["summary"]')"
     is "audit off: no Landlock record is readable, and none listed" "False False" \
         "$(field 'd["audit"]["landlock_records_readable"], d["audit"]["denials_listed"]')"
@@ -38,7 +38,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     as_nobody=$(cd / && setpriv --reuid 65534 --regid 65534 --clear-groups "$SBX" doctor --json 2>/dev/null)
     is "as uid 65534: whether audit is on is unknown (null), not false" "None False" \
         "$(printf '%s' "$as_nobody" | python3 -c 'import json,sys; a=json.load(sys.stdin)["audit"]; print(a["enabled"], a["denials_listed"])')"
-    is "... and the summary says who can tell" "exact denials not listed: this user can neither ask whether audit is on nor read its records: root can" \
+    is "... and the summary says who can tell" "exact denials listed with --record-denials; from audit not listed: this user can neither ask whether audit is on nor read its records: root can" \
         "$(printf '%s' "$as_nobody" | python3 -c 'import json,sys; print(json.load(sys.stdin)["audit"]["summary"])')"
 else
     skip "as uid 65534: whether audit is on is unknown" "not root"

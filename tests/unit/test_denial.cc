@@ -81,6 +81,12 @@ TEST_CASE("the path on the message's line") {
           "/srv/d");
     CHECK(path_near_denial_message("Operation not permitted").empty());
     CHECK(path_near_denial_message("no message /here").empty());
+    // The target, not the template git init copies (issue 35); a link, not its target.
+    CHECK(path_near_denial_message("fatal: cannot copy '/usr/share/git-core/templates/description' to "
+                                   "'/ws/.git/description': Read-only file system") == "/ws/.git/description");
+    CHECK(path_near_denial_message("ln: failed to create symbolic link '/etc/l' -> '/tmp/t': Read-only file system") ==
+          "/etc/l");
+    CHECK(path_near_denial_message("OSError: [Errno 30] Read-only file system: '/etc/x'") == "/etc/x");
 }
 
 TEST_CASE("a relative path, only next to a read-only file system") {

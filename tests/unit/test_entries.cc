@@ -363,6 +363,13 @@ TEST_CASE("sbx check names the entry that decided") {
     CHECK(v.rule == "read /w/sub (--read-only): read-only");
     v = check_access(p, Access::Read, "sub/x", env);
     CHECK(v.allowed);
+    // ~ as the flags expand it, also when the shell did not (issue 35).
+    env.home = "/home/u";
+    v = check_access(p, Access::Read, "~/.ssh/id", env);
+    CHECK(v.subject == "/home/u/.ssh/id");
+    CHECK(v.rule == "deny /home/u/.ssh (--deny)");
+    CHECK_THROWS_WITH(check_access(p, Access::Write, "~other/x", env),
+                      "--write: '~other/x': only ~ and ~/ are expanded (the home of another user is not)");
 }
 
 TEST_CASE("Codex's SandboxPolicy read access fields: access and read_only_access") {

@@ -280,8 +280,8 @@ TEST_CASE("sbx check --connect answers by name") {
     v = check_access(p, Access::Connect, "bad.example.com:80", env);
     CHECK_FALSE(v.allowed);
     CHECK(v.rule.starts_with("deny-domain bad.example.com"));
-    // The sandbox's own loopback stays reachable, as under -n limited.
-    CHECK(check_access(p, Access::Connect, "127.0.0.1:8080", env).allowed);
+    // The host's loopback stays out of reach, as under -n limited.
+    CHECK_FALSE(check_access(p, Access::Connect, "127.0.0.1:8080", env).allowed);
 }
 
 TEST_CASE("the plan: the helper gets --proxy-fd, the command the proxy variables") {
