@@ -491,8 +491,14 @@ int main(int argc, char** argv) {
         run_args.invocation.insert(
             run_args.invocation.end(), sbx_words.begin(),
             sbx_words.end() - static_cast<std::ptrdiff_t>(after_dashes.empty() ? command.size() : 0));
-        finish_policy(run_policy, run_args.policy);
-        finish_run(run_text, run_args, command);
+        try {
+            finish_policy(run_policy, run_args.policy);
+            finish_run(run_text, run_args, command);
+        } catch (const Error& e) {
+            // One format asked for (both at once is itself the refusal).
+            if (run_text.json != run_text.events) print_refusal_result(run_text.json, command, "", e.what());
+            throw;
+        }
         return run_command(run_args);
     }
     if (policy->parsed()) {

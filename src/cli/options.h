@@ -89,6 +89,12 @@ std::string find_linux_helper();
 
 // The commands; each returns sbx's exit status.
 int run_command(const RunArgs&);
+// A refusal before the command ran (a bad option, policy file, rules file or
+// helper), for --json and --events (issue 35): the one result (or end event)
+// on stdout, nothing ran, exit 125, "error" the message; stderr gets the
+// "sbx: " line from main as for every refusal.
+void print_refusal_result(bool json, const std::vector<std::string>& command, const std::string& cwd,
+                          const std::string& message);
 int policy_command(const PolicyCommandArgs&);
 int check_command(const CheckArgs&);
 int doctor_command(const DoctorArgs&);

@@ -334,7 +334,24 @@ void check_control_fd(int fd, const CanonicalPolicy& policy) {
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-int run_command(const RunArgs& args) {
+void print_refusal_result(bool json, const std::vector<std::string>& command, const std::string& cwd,
+                          const std::string& message) {
+    RunReport r;
+    r.command = command;
+    r.cwd = cwd.empty() ? system_environment().cwd : cwd;
+    r.ran = false;
+    r.result.exit_code = 125;
+    r.result.err.shown = "sbx: " + message + "\n";
+    nlohmann::json result = result_json(r);
+    result["policy"] = nullptr;  // none was resolved
+    result["error"] = message;
+    write_all(STDOUT_FILENO, json_line(json ? result : nlohmann::json{{"type", "end"}, {"result", result}}));
+}
+
+namespace {
+
+// The run; `reported` once the result (or the plan of --dry-run) is on its way out.
+int run_and_report(const RunArgs& args, bool& reported) {
     const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
     Runner runner(args, resolved.policy);
     // Bad approval options (an unknown mode, a malformed rules file) are
@@ -344,6 +361,7 @@ int run_command(const RunArgs& args) {
     // that name: refused, as a policy the sandbox cannot enforce.
     refuse_linked_files(runner.policy());
     check_control_fd(args.control_fd, runner.policy());
+    reported = args.dry_run;
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     make_missing_roots(resolved);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),
@@ -374,6 +392,7 @@ int run_command(const RunArgs& args) {
         r.result.exit_code = o.refused_exit.value_or(125);
         r.result.caps = args.caps;
         r.approval = o.approval;
+        reported = true;
         report(args, r);
         return r.result.exit_code;
     }
@@ -394,7 +413,21 @@ int run_command(const RunArgs& args) {
     r.not_enforced = last->helper.not_enforced;
     r.approval = o.approval;
     r.explanation = std::move(explanation);
+    reported = true;
     return report(args, r);
+}
+
+}  // namespace
+
+int run_command(const RunArgs& args) {
+    bool reported = false;
+    try {
+        return run_and_report(args, reported);
+    } catch (const Error& e) {
+        if (args.format != OutputFormat::Text && !reported)
+            print_refusal_result(args.format == OutputFormat::Json, args.command.argv, args.command.cwd, e.what());
+        throw;
+    }
 }
 
 }  // namespace sbx::cli

@@ -241,6 +241,39 @@ is "exec of a path that is not UTF-8 fails as a command, not as sbx" 126 \
     "$("$SBX" run -- "$ws/latin-$bad" 2>/dev/null; echo $?)"
 
 # The README's install line and CI's package list agree.
+# --json and --events: a refusal before the command runs is still one
+# result (one end event), exit 125, the message as "error"; stderr has the
+# one line (issue 35).
+echo '{"bogus": 1}' >"$ws/bad-policy.json"
+refused_result() {  # DESC FORMAT WANT sbx-run-args...
+    local desc=$1 format=$2 want=$3; shift 3
+    local out err status
+    out=$("$SBX" run "$format" "$@" 2>"$ws/err"); status=$?
+    err=$(cat "$ws/err")
+    local got
+    got=$(printf '%s' "$out" | python3 -c '
+import json, sys
+lines = sys.stdin.read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+if "type" in o:
+    assert o["type"] == "end", o
+    o = o["result"]
+print(o["exit_code"], o["sandbox"], o["policy"], o["command"], "|", o["error"])' 2>&1)
+    if [ "$status" = 125 ] && [[ $got == "125 None None ['true'] | "*"$want"* ]] && [[ $err == "sbx: "*"$want"* ]] &&
+        [ "$(printf '%s\n' "$err" | wc -l)" = 1 ]; then
+        _tap_result ok "$desc"
+    else
+        _tap_result fail "$desc" "status $status, result '$got', stderr '$err'"
+    fi
+}
+refused_result "--json: a bad -p gives one result" --json "is not a mode" -p bogus -- true
+refused_result "--events: -t -5 gives one end event" --events "is negative" -t -5 -- true
+refused_result "--json: an unknown key in a policy file" --json "unknown key 'bogus'" --policy-file "$ws/bad-policy.json" -- true
+refused_result "--events: a missing --rules file" --events "cannot read the file" --rules "$ws/none.rules" -- true
+SBX_LINUX_SANDBOX_EXE=$ws/no-helper refused_result "--json: a missing helper" --json "not an executable file" \
+    -p workspace-write -- true
+
 readme_pkgs=$(grep -o 'apt-get install -y [^&]*' "$src/README.md" | head -n 1 | sed 's/apt-get install -y //' | tr ' ' '\n' | grep -v '^$' | sort | xargs)
 ci_pkgs=$(sed -n 's/^packages="\(.*\)"$/\1/p' "$src/.ci/run" | tr ' ' '\n' | sort | xargs)
 is "README quick start installs what CI installs" "$ci_pkgs" "$readme_pkgs"
