@@ -372,9 +372,13 @@ int run_and_report(const RunArgs& args, bool& reported) {
     // sandbox; `last` is the attempt whose result is reported.
     std::optional<Attempt> last;
     std::optional<Explanation> explanation;  // the last sandboxed attempt's
+    std::optional<RunReport::FirstAttempt> first;
     const approval::Orchestrated o = approval::orchestrate(request, settings, [&](bool sandboxed) {
         last = runner.attempt(sandboxed);
         if (last->explanation) explanation = last->explanation;
+        if (!first)
+            first = RunReport::FirstAttempt{last->result.exit_code, last->denial.sandbox_denied, last->denial.denials,
+                                            prompt_stderr_tail(last->result)};
         return approval::AttemptOutcome{last->result, last->denial.sandbox_denied, prompt_denials(last->denial),
                                         prompt_stderr_tail(last->result)};
     });
@@ -413,6 +417,7 @@ int run_and_report(const RunArgs& args, bool& reported) {
     r.not_enforced = last->helper.not_enforced;
     r.approval = o.approval;
     r.explanation = std::move(explanation);
+    if (o.escalated && o.attempts > 1) r.first_attempt = std::move(first);
     reported = true;
     return report(args, r);
 }

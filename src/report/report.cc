@@ -105,7 +105,15 @@ nlohmann::json result_json(const RunReport& r) {
     // Only where the recorder left some out (--record-denials).
     if (r.denial.omitted > 0) j["denials_omitted"] = r.denial.omitted;
     if (r.explanation) j["explain"] = explanation_json(*r.explanation);  // only with --explain
-    if (!r.ran) {                                                        // refused before anything ran
+    if (r.first_attempt) {                                               // only after an escalated retry
+        nlohmann::json first_denials = nlohmann::json::array();
+        for (const auto& d : r.first_attempt->denials) first_denials.push_back(to_json(d));
+        j["first_attempt"] = {{"exit_code", r.first_attempt->exit_code},
+                              {"sandbox_denied", r.first_attempt->sandbox_denied},
+                              {"denials", first_denials},
+                              {"stderr_tail", sanitize_utf8(r.first_attempt->stderr_tail)}};
+    }
+    if (!r.ran) {  // refused before anything ran
         j["sandbox"] = nullptr;
         j["duration_ms"] = nullptr;
     }

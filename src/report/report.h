@@ -35,6 +35,15 @@ struct RunReport {
     // where no mount namespace can be made); empty when everything was.
     std::vector<std::string> not_enforced;
     std::optional<Explanation> explanation;  // --explain: "explain" in the JSON
+    // An escalated retry: the sandboxed attempt it followed, whose denials
+    // and stderr are why it was asked for ("first_attempt" in the JSON).
+    struct FirstAttempt {
+        int exit_code = 0;
+        bool sandbox_denied = false;
+        std::vector<Denial> denials;
+        std::string stderr_tail;  // its last kPromptStderrTail bytes, as the approver saw them
+    };
+    std::optional<FirstAttempt> first_attempt;
 };
 
 // Invalid UTF-8 replaced by U+FFFD (one per maximal invalid subpart).

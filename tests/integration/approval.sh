@@ -50,6 +50,12 @@ is "approved retry: the request's command" "['touch', '$target']" "$(last_reques
 is "approved retry: the request's cwd" "$ws/work" "$(last_request yes 'd["cwd"]')"
 is "approved retry: the request carries the canonical policy" read-only "$(last_request yes 'd["policy"]["mode"]')"
 is "approved retry: escalated in the result" True "$(field "$ws/r1.json" 'd["escalated"]')"
+# The result keeps why: the sandboxed attempt's exit, denial and stderr (issue 35).
+is "approved retry: the first attempt is kept in the result" "1 True True []" \
+    "$(field "$ws/r1.json" '" ".join(str(x) for x in (d["first_attempt"]["exit_code"], d["first_attempt"]["sandbox_denied"], "Read-only file system" in d["first_attempt"]["stderr_tail"], d["first_attempt"]["denials"]))')"
+"$SBX" run -p read-only --record-denials -a on-failure --approver "$yes_prog" --json -- touch "$ws/kept" >"$ws/r1k.json"
+is "... with --record-denials, with its denials" "create $ws/kept" \
+    "$(field "$ws/r1k.json" 'd["first_attempt"]["denials"][0]["operation"] + " " + d["first_attempt"]["denials"][0]["path"]')"
 is "approved retry: who answered" approver "$(field "$ws/r1.json" 'd["approval"]["requests"][0]["answered_by"]')"
 is "approved retry: what was answered" approved "$(field "$ws/r1.json" 'd["approval"]["requests"][0]["decision"]')"
 is "approved retry: the JSON decision form works too" 0 \
@@ -270,6 +276,7 @@ ok "escalate: the file exists" test -f "$ws/escalated"
 is "escalate: the request's kind" escalation "$(last_request esc-yes 'd["kind"]')"
 is "escalate: the justification is the reason" "needs to write outside" "$(last_request esc-yes 'd["reason"]')"
 is "escalate: escalated in the result" True "$(field "$ws/r8.json" 'd["escalated"]')"
+is "escalate: no sandboxed attempt ran, none kept" False "$(field "$ws/r8.json" '"first_attempt" in d')"
 "$SBX" run -p read-only -a on-request --escalate --approver "$refuser" -- touch "$ws/not-escalated" 2>/dev/null
 is "escalate denied: 125" 125 "$?"
 not_ok "escalate denied: nothing ran" test -e "$ws/not-escalated"
