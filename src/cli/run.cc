@@ -185,6 +185,7 @@ public:
             a.denial = analyze_recorded(a.result, a.helper, audited);
         else if (a.plan.sandbox == SandboxKind::Linux) add_recorded_network(a.denial, a.result, a.helper);
         if (!refused.empty()) add_proxy_denials(a, refused);
+        name_lookups(a.denial, a.result);
         if (a.sandboxed) {  // each denial's rule and fix (report/fix.h), against the command's cwd
             Environment env = system_environment();
             env.cwd = args_.command.cwd;

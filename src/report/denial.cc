@@ -227,6 +227,45 @@ void add_recorded_network(DenialAnalysis& a, const ExecResult& r, const HelperSt
     a.reason = "recorded";
 }
 
+std::string unresolved_host(std::string_view output) {
+    // Each phrase is followed by the name (after optional quotes).
+    static constexpr std::string_view kPhrases[] = {
+        "could not resolve host: ",         "could not resolve hostname ", "getaddrinfo eai_again ",
+        "getaddrinfo enotfound ",           "failed to resolve '",         "host='",
+        "unable to resolve host address '", "dial tcp: lookup ",           "resolving ",
+    };
+    const std::string l = lower(output);
+    std::size_t best = std::string::npos;
+    std::string name;
+    for (const auto phrase : kPhrases) {
+        const auto at = l.find(phrase);
+        if (at == std::string::npos || at >= best) continue;
+        std::size_t i = at + phrase.size(), j = i;
+        while (j < l.size() && (std::isalnum(static_cast<unsigned char>(l[j])) || l[j] == '.' || l[j] == '-')) ++j;
+        std::string candidate = l.substr(i, j - i);
+        while (!candidate.empty() && candidate.back() == '.') candidate.pop_back();
+        // A host name: a dot inside, not all digits and dots (an address).
+        if (candidate.find('.') == std::string::npos || candidate.find_first_not_of("0123456789.") == std::string::npos)
+            continue;
+        best = at;
+        name = std::move(candidate);
+    }
+    return name;
+}
+
+void name_lookups(DenialAnalysis& a, const ExecResult& r) {
+    std::string host;
+    bool looked = false;
+    for (auto& d : a.denials) {
+        if (!d.address.ends_with(":53") || !d.host.empty()) continue;
+        // The kept copy (--json, --events) or, streaming, the last bytes.
+        if (!looked)
+            host = unresolved_host(r.err.shown + "\n" + r.err.tail + "\n" + r.out.shown + "\n" + r.out.tail),
+            looked = true;
+        d.host = host;
+    }
+}
+
 std::vector<AuditRecord> parse_audit_log(std::string_view text) {
     std::vector<AuditRecord> out;
     while (!text.empty()) {
@@ -277,6 +316,7 @@ nlohmann::json to_json(const Denial& d) {
     nlohmann::json j{{"operation", d.operation}};
     if (!d.path.empty()) j["path"] = d.path;
     if (!d.address.empty()) j["address"] = d.address;
+    if (!d.host.empty()) j["host"] = d.host;
     if (!d.target.empty()) j["target"] = d.target;
     if (d.pid != 0) j["pid"] = d.pid;
     if (!d.program.empty()) j["program"] = d.program;
@@ -301,6 +341,8 @@ std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, c
 
 std::string denied_what(const Denial& d) {
     if (!d.path.empty()) return fmt::format("{} {}", d.operation, d.path);
+    if (!d.address.empty() && !d.host.empty())
+        return fmt::format("{} {}, the lookup of {}", d.operation, d.address, d.host);
     if (!d.address.empty()) return fmt::format("{} {}", d.operation, d.address);
     if (!d.target.empty()) return fmt::format("{} to {}", d.operation, d.target);
     return d.operation;

@@ -27,8 +27,9 @@ struct Denial {
     std::string target;     // signals: "pid 1 (systemd)"
     long pid = 0;           // recorded: the caller (its pid in the sandbox), and its comm
     std::string program;
-    std::string rule;  // the policy's rule that refused it, as `sbx check` names it (report/fix.h)
-    std::string fix;   // the flags that allow it, or "no flag suggested: WHY"
+    std::string rule;    // the policy's rule that refused it, as `sbx check` names it (report/fix.h)
+    std::string fix;     // the flags that allow it, or "no flag suggested: WHY"
+    std::string host{};  // a connect to port 53: the name the output says could not be resolved (name_lookups)
     bool operator==(const Denial&) const = default;
 };
 
@@ -71,6 +72,17 @@ DenialAnalysis analyze_recorded(const ExecResult&, const HelperStatus&, const st
 // output says: a refused connect reads like an outage.  The file heuristic
 // stays what it was; `recorded` stays false (writes were not recorded).
 void add_recorded_network(DenialAnalysis&, const ExecResult&, const HelperStatus&);
+
+// The host name a failed lookup was for, as programs say it ("Could not
+// resolve host: NAME" (curl, git, cargo), "Could not resolve hostname NAME"
+// (ssh), "getaddrinfo EAI_AGAIN NAME" (node, npm), "Failed to resolve
+// 'NAME'" (urllib3), "host='NAME'" (requests, pip), "unable to resolve host
+// address 'NAME'" (wget), "lookup NAME on" (Go)); "" when none is named.
+std::string unresolved_host(std::string_view output);
+
+// Each denied connect to port 53 (a lookup) gets the name the output says
+// could not be resolved (Denial::host), for a fix by name.
+void name_lookups(DenialAnalysis&, const ExecResult&);
 
 // Parses lines of an audit log ("type=LANDLOCK_ACCESS msg=audit(...): ..." or
 // "type=1423 ...", as auditd, ausearch and dmesg print them) into records;

@@ -179,6 +179,10 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
         const std::string_view none = "no flag suggested: ";
         return refuse(by_name.rule, by_name.fix.starts_with(none) ? by_name.fix.substr(none.size()) : by_name.fix);
     }
+    // A lookup of a name the output gives: that name through sbx's proxy,
+    // rather than the whole network.
+    if (!d.host.empty() && p.network != Network::Full && !p.by_name())
+        return Fix{check_access(p, Access::Connect, d.address, Environment{}).rule, {"--allow-domain", d.host}, ""};
     Verdict v;
     try {
         v = check_access(p, Access::Connect, d.address, Environment{});

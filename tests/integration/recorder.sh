@@ -145,6 +145,12 @@ if command -v curl >/dev/null; then
     is "default: text mode names the destination and -n full" \
         "sbx: denied 1 operation; first: connect 192.0.2.7:8080 (network restricted: no sockets except AF_UNIX socketpair; allow with -n full)" \
         "$(grep '^sbx: ' err.txt)"
+    # A refused lookup: the name curl could not resolve, and --allow-domain
+    # for it rather than -n full (issue 35).
+    "$SBX" run -- curl -sS --max-time 30 https://example.com/ 2>err.txt
+    ok "default: a refused lookup names the host and suggests --allow-domain for it" grep -qE \
+        '^sbx: denied 1 operation; first: connect [^ ]+:53, the lookup of example\.com \(network restricted: [^)]*; allow with --allow-domain example\.com\)$' \
+        err.txt
     "$SBX" run -p workspace-write --json -- sh -c 'touch /etc/sbx-x; curl -s http://192.0.2.7/' >out.json
     is "default: a write is still only guessed, the connect exact" "connect 192.0.2.7:80 curl" "$(denials out.json)"
     is "... and recorded is not claimed for the writes (no file denial listed)" 1 "$(jq '.denials | length' out.json)"

@@ -209,3 +209,43 @@ TEST_CASE("recorded denials: the audit's are merged, the same path or address on
     CHECK(merged[1].operation == "connect");
     CHECK(merged[2].operation == "scope.signal");
 }
+
+TEST_CASE("the name a failed lookup was for, as programs say it (issue 35)") {
+    CHECK(unresolved_host("curl: (6) Could not resolve host: example.com\n") == "example.com");
+    CHECK(unresolved_host("fatal: unable to access 'https://github.com/a/b/': Could not resolve host: github.com") ==
+          "github.com");
+    CHECK(unresolved_host("ssh: Could not resolve hostname gitlab.example.org: Temporary failure in name resolution") ==
+          "gitlab.example.org");
+    CHECK(unresolved_host("npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN "
+                          "registry.npmjs.org") == "registry.npmjs.org");
+    CHECK(unresolved_host("Error: getaddrinfo ENOTFOUND api.example.com") == "api.example.com");
+    CHECK(unresolved_host("NameResolutionError(\"<urllib3.connection.HTTPSConnection>: Failed to resolve "
+                          "'pypi.org' ([Errno -3] ...)\")") == "pypi.org");
+    CHECK(unresolved_host("HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Max retries") ==
+          "files.pythonhosted.org");
+    CHECK(unresolved_host("wget: unable to resolve host address 'ftp.gnu.org'") == "ftp.gnu.org");
+    CHECK(unresolved_host("Resolving example.net (example.net)... failed: Temporary failure in name resolution.") ==
+          "example.net");
+    CHECK(unresolved_host("dial tcp: lookup proxy.golang.org on 10.0.0.53:53: dial udp: socket: operation not "
+                          "permitted") == "proxy.golang.org");
+    // No name: an address, a word without a dot, nothing at all.
+    CHECK(unresolved_host("Resolving deltas: 100% (5/5), done.").empty());
+    CHECK(unresolved_host("Could not resolve host: 10.1.2.3").empty());
+    CHECK(unresolved_host("<urlopen error [Errno -3] Temporary failure in name resolution>").empty());
+    // The first named wins.
+    CHECK(unresolved_host("Could not resolve host: a.example\nCould not resolve host: b.example") == "a.example");
+}
+
+TEST_CASE("a denied lookup takes the name from the output") {
+    DenialAnalysis a;
+    a.denials.resize(2);
+    a.denials[0].operation = a.denials[1].operation = "connect";
+    a.denials[0].address = "10.255.255.53:53";
+    a.denials[1].address = "192.0.2.7:443";
+    ExecResult r;
+    r.err.shown = "curl: (6) Could not resolve host: example.com\n";
+    name_lookups(a, r);
+    CHECK(a.denials[0].host == "example.com");
+    CHECK(a.denials[1].host.empty());
+    CHECK(denied_what(a.denials[0]) == "connect 10.255.255.53:53, the lookup of example.com");
+}

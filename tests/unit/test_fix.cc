@@ -186,7 +186,15 @@ TEST_CASE("fix: network: the destination's rule and -n full, never -n limited") 
     // The host's loopback: -n limited would reach only the sandbox's own.
     CHECK(fix_for(p, connect("127.0.0.1:8080"), env).flags_text() == "-n full");
     CHECK(fix_for(p, connect("[::1]:8080"), env).flags_text() == "-n full");
+    // A lookup whose name the output gave: that name, before the whole network (issue 35).
+    Denial lookup = connect("10.255.255.53:53");
+    lookup.host = "example.com";
+    f = fix_for(p, lookup, env);
+    CHECK(f.rule == "network restricted: no sockets except AF_UNIX socketpair");
+    CHECK(f.flags_text() == "--allow-domain example.com");
+    CHECK(fix_for(p, connect("10.255.255.53:53"), env).flags_text() == "-n full");
     p = policy(env, Mode::WorkspaceWrite, Network::Limited);
+    CHECK(fix_for(p, lookup, env).flags_text() == "--allow-domain example.com");
     f = fix_for(p, connect("10.0.0.1:443"), env);
     CHECK(f.rule == "network limited: only the sandbox's own loopback");
     CHECK(f.flags_text() == "-n full");
