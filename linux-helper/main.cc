@@ -437,10 +437,10 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
         const std::optional<int> ended = run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare,
                                                         abandoned, relays, command, forked);
         if (ended) {
-            if (host_watch) host_watch->finish();  // throws when the host uncovered a path
-            bridge.reset();                        // the sandbox is gone: so are its connections
-            protect.reset();                       // remove the placeholders before ending
+            bridge.reset();   // the sandbox is gone: so are its connections
+            protect.reset();  // remove the placeholders before ending (first: at sbx's timeout the grace is short)
             pids.reset();
+            if (host_watch) host_watch->finish();  // throws when the host uncovered a path meanwhile
             exit_like(*ended);
         }
         // Ubuntu's AppArmor restriction: its profile for the helper first,
