@@ -44,10 +44,12 @@ constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr std::size_t kReadBuffer = 256 * 1024;
 constexpr std::size_t kSpliceChunk = 1 << 20;
 // What a helper gets at the timeout to remove its placeholders and end (it
-// needs about a millisecond): short enough that sbx still returns within
-// 100 ms of the deadline when the helper cannot (it is then killed, and its
-// placeholders wait for the next run there).
-constexpr auto kCleanupGrace = std::chrono::milliseconds(50);
+// needs about a millisecond idle, but tens of milliseconds on a loaded
+// machine: at load 10 on 2 cores 50 ms left placeholders behind): short
+// enough that sbx still returns within 250 ms of the deadline when the
+// helper cannot (it is then killed, and its placeholders wait for the next
+// run there).  A helper that ends at once costs nothing of it.
+constexpr auto kCleanupGrace = std::chrono::milliseconds(200);
 // The most sbx waits, when the command stops, for the rest of it to act on
 // the stop signals it was sent (await_stop_signals): a process that cannot
 // run for that long (uninterruptible sleep) does not hold the job's stop.

@@ -397,7 +397,7 @@ if [ -n "${SBX:-}" ] && "$SBX" run --help >/dev/null 2>&1; then
             "$(unshare -U "$SBX" run --json --allow-unprotected -p workspace-write -C "$ws" -- true 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["not_enforced"]))')"
         # There the helper becomes the command, and is killed at the
         # deadline like any command.  (The grace a helper gets to clean up
-        # is 50 ms at most: below this machine's noise, so not timed here.
+        # is 200 ms at most: within this machine's noise under load, so not timed here.
         # The bound checks that the deadline, not the command's own 30 s,
         # ended the run; it is far above any load's delay.)
         t0=$(date +%s%N)
