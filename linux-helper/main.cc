@@ -85,10 +85,12 @@ constexpr const char* kHelp =
     "  --inherit-pid-namespace       accepted; the sandbox keeps a pid namespace of its own\n"
     "  --status-fd N                 report failures as JSON lines on descriptor N, not on\n"
     "                                stderr (see codex-linux-sandbox(1))\n"
-    "  --record-denials              report each write the sandbox refuses (and, under\n"
-    "                                network restricted, each connect) as a status line\n"
-    "  --record-network              under network restricted, report each connect or\n"
-    "                                send with its destination (refused at once)\n"
+    "  --record-denials              report each write the sandbox refuses (and each\n"
+    "                                connect it refuses) as a status line\n"
+    "  --record-network              report each connect the sandbox refuses, with its\n"
+    "                                destination: under network restricted every connect\n"
+    "                                or send (refused at once), under limited one that\n"
+    "                                leaves the sandbox's loopback\n"
     "  --proxy-fd N                  with allow_domains (network limited): send the\n"
     "                                listening socket of 127.0.0.1:3128 in the sandbox's\n"
     "                                network to sbx's allowlist proxy on socket N\n"
@@ -382,7 +384,7 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
     const bool record = args.record_denials && filesystem;
     Watch watch = Watch::None;
     if (record) watch = Watch::Everything;
-    else if (filesystem && args.record_network && policy.network == Network::Restricted) watch = Watch::Network;
+    else if (filesystem && args.record_network && policy.network != Network::Full) watch = Watch::Network;
     if (transparent) command.transparent = &*transparent;
     std::optional<Recorder> recorder;
     if (watch != Watch::None) command.recorder = &recorder.emplace(policy, status, watch == Watch::Everything);

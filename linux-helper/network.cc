@@ -24,8 +24,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -44,7 +46,22 @@ namespace {
 
 constexpr const char* kStep = "network";
 
-int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+// A pidfd for the notifying task, which may be any thread of its process
+// (a resolver's or a thread pool's): PIDFD_THREAD (Linux 6.9) takes a
+// thread's id; before it, the thread group's leader, which shares the
+// thread's descriptor table.  Without this a connect from a thread failed
+// with ESRCH under network limited.
+int pidfd_open(pid_t pid) {
+    constexpr unsigned kPidfdThread = O_EXCL;  // PIDFD_THREAD
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, kPidfdThread));
+    if (fd >= 0 || errno != EINVAL) return fd;
+    // Before 6.9: EINVAL for the flag, or for a thread that is not a leader.
+    std::ifstream status(fmt::format("/proc/{}/status", pid));
+    pid_t leader = pid;
+    for (std::string line; std::getline(status, line);)
+        if (line.starts_with("Tgid:")) leader = static_cast<pid_t>(std::strtol(line.c_str() + 5, nullptr, 10));
+    return static_cast<int>(::syscall(SYS_pidfd_open, leader, 0));
+}
 int pidfd_getfd(int pidfd, int fd) { return static_cast<int>(::syscall(438, pidfd, fd, 0)); }
 
 // True when a UNIX socket bound in this network namespace has its file at
@@ -173,8 +190,11 @@ std::optional<std::string> unix_pathname(const void* address, std::size_t length
 }
 
 UnixMediator::UnixMediator(int listener, std::size_t response_size, bool host_sockets,
-                           const TransparentTcp* transparent)
-    : listener_(listener), host_sockets_(host_sockets), resp_size_(response_size) {
+                           const TransparentTcp* transparent, Unreachable unreachable)
+    : listener_(listener),
+      host_sockets_(host_sockets),
+      unreachable_(std::move(unreachable)),
+      resp_size_(response_size) {
     if (transparent) {
         socks_port_ = transparent->socks_port;
         names_ = transparent->names;
@@ -345,6 +365,11 @@ void UnixMediator::serve(const seccomp_notif& notification) {
     int error = EPERM;  // anything but connect is not ours to allow
     if (request->data.arch == AUDIT_ARCH_X86_64 && request->data.nr == SYS_connect) error = prepare(*request, c);
     const Wait wait = error != 0 ? Wait::Nothing : c.socks ? Wait::Proxy : attempt(c, error);
+    // Outside the sandbox's network (the host's address, the internet):
+    // told while the caller waits, its notification still pending.
+    if (wait == Wait::Nothing && error == ENETUNREACH && unreachable_ &&
+        (c.domain == AF_INET || c.domain == AF_INET6) && id_valid(id))
+        unreachable_(c.address, c.length, static_cast<pid_t>(request->pid));
     if (wait != Wait::Nothing) {
         // Wait as a blocking connect(2) would, on a thread of its own, so that a
         // peer that never accepts holds up only its caller, not pid 1.

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -72,8 +73,13 @@ public:
     // with dangerouslyAllowAllUnixSockets, managed_network.h).  transparent:
     // TCP to anything but the loopback goes through that SOCKS5 listener
     // (transparent.h).
+    // unreachable, if given, is told of each TCP or UDP connect to an address
+    // the sandbox's network cannot reach (ENETUNREACH: anything but its
+    // loopback under network limited), while the caller still waits, so
+    // that the attempt is recorded (recorder.h, --record-network).
+    using Unreachable = std::function<void(const sockaddr_storage&, socklen_t, pid_t)>;
     UnixMediator(int listener, std::size_t response_size, bool host_sockets = false,
-                 const TransparentTcp* transparent = nullptr);
+                 const TransparentTcp* transparent = nullptr, Unreachable unreachable = {});
     UnixMediator(UnixMediator&&) = default;
     UnixMediator& operator=(UnixMediator&&) = default;
 
@@ -99,6 +105,7 @@ private:
     int listener_;
     bool proc_is_ours_ = false;  // /proc shows this pid namespace
     bool host_sockets_ = false;
+    Unreachable unreachable_;
     std::size_t resp_size_ = 0;
     std::uint16_t socks_port_ = 0;  // transparent TCP: the SOCKS5 listener's port (0: none)
     std::shared_ptr<const SyntheticNames> names_;

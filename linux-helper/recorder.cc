@@ -352,7 +352,13 @@ NotificationServer::NotificationServer(Fd listener, Recorder* recorder, bool hos
     notif_size_ = std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
     resp_size_ = std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
     if (!recorder_ || recorder_->network() == sbx::Network::Limited)
-        mediator_.emplace(listener_.get(), resp_size_, host_unix_sockets, transparent);
+        mediator_.emplace(
+            listener_.get(), resp_size_, host_unix_sockets, transparent,
+            recorder_ == nullptr ? UnixMediator::Unreachable{}
+                                 : [recorder = recorder_](const sockaddr_storage& to, socklen_t length, pid_t pid) {
+                                       const std::string text = inet_address(to, length);
+                                       if (!text.empty()) recorder->call_op("connect", text, pid);
+                                   });
     // The caller and pid 1 switch on one CPU (Linux 6.6); older kernels: EINVAL, ignored.
     if (recorder_) ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }

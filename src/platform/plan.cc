@@ -22,9 +22,10 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
         helper,        "--sandbox-policy-cwd",         policy.workspace, "--command-cwd", command_cwd,
         "--status-fd", std::to_string(kHelperStatusFd)};
     // Every denial recorded, or (cheap: only the network calls reach pid 1)
-    // under restricted each network attempt with its destination.
+    // under restricted and limited each network attempt the sandbox refused,
+    // with its destination.
     if (record_denials) args.emplace_back("--record-denials");
-    else if (policy.network == Network::Restricted) args.emplace_back("--record-network");
+    else if (policy.network != Network::Full) args.emplace_back("--record-network");
     // By name: the proxy, and every TCP connect carried to it (transparent TCP:
     // programs that ignore the proxy variables reach allowed names too).
     if (policy.by_name()) args.insert(args.end(), {"--proxy-fd", std::to_string(kHelperProxyFd), "--transparent-tcp"});

@@ -196,6 +196,24 @@ socket.create_connection(s.getsockname()); print("connected")
 open("/etc/sbx-limited", "w")' >out.json
 is "limited: its own loopback still reached" "connected" "$(jq -r .stdout out.json)"
 is "... and the write recorded" "create /etc/sbx-limited python3" "$(denials out.json)"
+# A thread's connects are the mediator's too (pidfd_open of a thread's id
+# failed with ESRCH before PIDFD_THREAD was used); and a connect that leaves
+# the sandbox's loopback is recorded with its destination and -n full, on
+# every run (--record-network), not only with --record-denials (issue 35).
+"$SBX" run -p workspace-write -n limited --json -- /usr/bin/python3 -c '
+import socket, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+def f():
+    socket.create_connection(s.getsockname()); print("connected from a thread")
+    try: socket.create_connection(("192.0.2.7", 8080), timeout=5)
+    except OSError as e: print(e.errno)
+t = threading.Thread(target=f); t.start(); t.join()
+raise SystemExit(1)' >out.json
+is "limited: a thread reaches the sandbox's loopback; the outside is unreachable (ENETUNREACH)" \
+    "connected from a thread
+101" "$(jq -r .stdout out.json)"
+is "... that connect recorded without --record-denials, with -n full" \
+    "connect 192.0.2.7:8080 python3 -n full" "$(jq -r '.denials[] | "\(.operation) \(.address) \(.program) \(.fix)"' out.json)"
 
 # --- the rule and the fix (report/fix.h), and the one summary line of text mode ----
 # sbx's lines on stderr (the command's own are left out).

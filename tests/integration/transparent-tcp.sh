@@ -199,6 +199,18 @@ except OSError as e:
 is "sbx run --allow-domain: a raw socket to a name not allowed fails at once with EPERM" "evil.test: EPERM" "$out"
 like_one_line "... and sbx names the denial and its fix" "$(grep 'evil.test' "$d/stderr")" \
     "connect evil.test:80 (no allow-domain matches evil.test; allow with --allow-domain evil.test)"
+# From a thread too (its connect was refused with ESRCH before: the
+# mediator's pidfd_open took only a process's id).
+out=$(cd "$ws" && "$SBX" run --allow-domain allowed.test -- python3 -c '
+import errno, socket, threading
+def f():
+    try:
+        socket.create_connection(("evil.test", 80))
+    except OSError as e:
+        print("thread, evil.test:", errno.errorcode[e.errno])
+t = threading.Thread(target=f); t.start(); t.join()
+' 2>/dev/null)
+is "... the same from a thread" "thread, evil.test: EPERM" "$out"
 if [ -n "$host_ip" ]; then
     out=$(cd "$ws" && "$SBX" run --allow-domain "$host_ip" -- python3 probe.py "$banner" "$host_ip" 2>/dev/null | grep '^address:')
     is "sbx run --allow-domain ADDRESS: a raw socket to that address reaches it" \

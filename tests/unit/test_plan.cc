@@ -55,7 +55,8 @@ TEST_CASE("Linux: the helper's argv carries the canonical policy and the command
     CHECK(e.env_remove == std::vector<std::string>{"SECRET"});
 }
 
-TEST_CASE("Linux: --record-denials reaches the helper only when asked; under restricted --record-network else") {
+TEST_CASE(
+    "Linux: --record-denials reaches the helper only when asked; under restricted and limited --record-network else") {
     CanonicalPolicy p = policy(Mode::WorkspaceWrite);
     CommandSpec c = command();
     const auto plain = plan(p, c, TargetOs::Linux, kPaths).argv;
@@ -63,8 +64,12 @@ TEST_CASE("Linux: --record-denials reaches the helper only when asked; under res
     CHECK(plain[7] == "--record-network");
     p.network = Network::Limited;
     const auto limited = plan(p, c, TargetOs::Linux, kPaths).argv;
-    CHECK(limited.size() == plain.size() - 1);
-    CHECK(std::find(limited.begin(), limited.end(), "--record-network") == limited.end());
+    CHECK(limited.size() == plain.size());
+    CHECK(limited[7] == "--record-network");  // what leaves the sandbox's loopback
+    p.network = Network::Full;
+    const auto full = plan(p, c, TargetOs::Linux, kPaths).argv;
+    CHECK(full.size() == plain.size() - 1);
+    CHECK(std::find(full.begin(), full.end(), "--record-network") == full.end());
     p.network = Network::Restricted;
     c.record_denials = true;
     const auto recorded = plan(p, c, TargetOs::Linux, kPaths).argv;
