@@ -91,21 +91,25 @@ ww "$ws" -- sh -c 'mkdir -p evil/gd/hooks && echo evil > evil/gd/hooks/pre-commi
     >/dev/null 2>&1
 not_ok "HOLE gitdir-symlink: the gitdir path still leads to no planted hook" test -e "$ws/link/gd/hooks/pre-commit"
 
-# 3. HOLE: a concurrent run that may write the same directory (here with
+# 3. A concurrent run that may write the same directory (here with
 # --unprotect .git; a run whose writable root contains the workspace, such
 # as the default /tmp, does the same) unlinks the placeholder, which detaches
-# the pin in the protected run's mount namespace.
+# the pin in the protected run's mount namespace.  The host watch
+# (linux-helper/host_watch.h) sees the new .git appear and stops the
+# protected run (125, naming it); the moment before the kill remains, so
+# whether the command got to write is noted, not checked.
 ws=$d/ws3
 mkdir -p "$ws"
 ww "$ws" -- sh -c 'touch started; i=0; while [ ! -e replaced ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; mkdir .git/hooks && echo evil > .git/hooks/x' \
-    >/dev/null 2>&1 &
+    >/dev/null 2>"$d/protected.err" &
 protected_run=$!
 eventually test -e "$ws/started"
 ww "$ws" --unprotect .git -- sh -c 'rmdir .git && mkdir .git && touch replaced' >/dev/null 2>&1
 ok "control: the concurrent --unprotect run may replace the placeholder" test -e "$ws/replaced"
 wait $protected_run
-todo "concurrent runs sharing a writable directory are not isolated (README: Limits)" \
-    "HOLE concurrent-unprotect: the protected run still cannot create .git/hooks" test -e "$ws/.git/hooks/x"
+is "concurrent-unprotect: the protected run is stopped (125) by the host watch, naming .git" \
+    "125 1" "$? $(grep -c "^sbx: the run was stopped: host watch: the host replaced $ws/.git " "$d/protected.err")"
+[ -e "$ws/.git/hooks/x" ] && echo "# concurrent-unprotect: the command wrote before the kill (the window)"
 
 # 4. HOLE: a concurrent sandboxed command swaps an ancestor of another run's
 # workspace with a symlink (RENAME_EXCHANGE) while that run's helper sets up
