@@ -1,7 +1,11 @@
-# bash completion for sbx(1)
+# bash completion for sbx(1).  Plain bash: the bash-completion package is
+# used where it is loaded (for the command after "run --"), never required.
+# tests/integration/completions.sh runs it against each subcommand's --help.
 _sbx() {
-    local cur prev words cword
-    _init_completion || return
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=
+    local cword=$COMP_CWORD
+    local -a words=("${COMP_WORDS[@]}")
+    ((cword > 0)) && prev=${words[cword - 1]}
 
     local policy_opts="-p --policy -n --network -w --writable-root --read-only --deny --deny-glob --minimal
         --workspace --exclude-slash-tmp
@@ -11,18 +15,6 @@ _sbx() {
         --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
         --approver-timeout --session --rules --escalate --justification --record-denials --explain --control-fd"
 
-    case $prev in
-        -p|--policy) COMPREPLY=($(compgen -W "read-only workspace-write danger-full-access external-sandbox" -- "$cur")); return ;;
-        -n|--network) COMPREPLY=($(compgen -W "restricted limited full" -- "$cur")); return ;;
-        -a|--ask-for-approval) COMPREPLY=($(compgen -W "never on-failure on-request untrusted" -- "$cur")); return ;;
-        --stdin) COMPREPLY=($(compgen -W "inherit null" -- "$cur")); return ;;
-        --keep) COMPREPLY=($(compgen -W "head tail both" -- "$cur")); return ;;
-        --target-os) COMPREPLY=($(compgen -W "linux macos" -- "$cur")); return ;;
-        --reject) COMPREPLY=($(compgen -W "sandbox rules sandbox,rules" -- "$cur")); return ;;
-        -w|--writable-root|--workspace|-C|--cwd) _filedir -d; return ;;
-        --policy-file|--rules|--approver|--read-only|--deny) _filedir; return ;;
-    esac
-
     local sub="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
@@ -30,19 +22,48 @@ _sbx() {
             --) return ;;
         esac
     done
-    # After "run ... --", complete the command itself.
+    # After "run ... --", the command itself: a program, then its arguments.
     if [[ $sub == run ]]; then
         for ((i = i + 1; i < cword; i++)); do
-            if [[ ${words[i]} == -- ]]; then _command_offset $((i + 1)); return; fi
+            [[ ${words[i]} == -- ]] || continue
+            if declare -F _command_offset >/dev/null; then
+                _command_offset $((i + 1))
+            elif ((cword == i + 1)); then
+                mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+            else
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            fi
+            return
         done
     fi
 
-    case $sub in
-        "") COMPREPLY=($(compgen -W "run policy check doctor --help --version" -- "$cur")) ;;
-        run) COMPREPLY=($(compgen -W "$policy_opts $run_opts --help --" -- "$cur")) ;;
-        policy) COMPREPLY=($(compgen -W "$policy_opts --json --seatbelt --help" -- "$cur")) ;;
-        check) COMPREPLY=($(compgen -W "$policy_opts --read --write --exec --connect --json --help" -- "$cur")) ;;
-        doctor) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
+    local values=
+    case $prev in
+        -p|--policy) values="read-only workspace-write danger-full-access external-sandbox" ;;
+        -n|--network) values="restricted limited full" ;;
+        -a|--ask-for-approval) values="never on-failure on-request untrusted" ;;
+        --stdin) values="inherit null" ;;
+        --keep) values="head tail both" ;;
+        --target-os) values="linux macos" ;;
+        --reject) values="sandbox rules sandbox,rules" ;;
+        -w|--writable-root|--workspace|-C|--cwd)
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+        --policy-file|--rules|--approver|--read-only|--deny|--read|--write|--exec)
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     esac
+    if [[ -n $values ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$values" -- "$cur")
+        return
+    fi
+
+    local words_for=
+    case $sub in
+        "") words_for="run policy check doctor -h --help --version" ;;
+        run) words_for="-h --help $policy_opts $run_opts --" ;;
+        policy) words_for="-h --help $policy_opts --json --seatbelt" ;;
+        check) words_for="-h --help $policy_opts --read --write --exec --connect --json" ;;
+        doctor) words_for="-h --help --json" ;;
+    esac
+    mapfile -t COMPREPLY < <(compgen -W "$words_for" -- "$cur")
 }
-complete -F _sbx sbx
+complete -o filenames -F _sbx sbx
