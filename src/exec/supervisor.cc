@@ -74,8 +74,15 @@ public:
     void took(bool held = true) { took_ = held; }  // false: sbx's group has it (again)
     bool held() const { return took_; }
     void group(pid_t g) { group_ = g; }
+    // Taken back when the child's group still has it, or a group that no
+    // longer exists does (the sandboxed command's own, which the helper gave
+    // it: its processes are gone); never from a group that is there (the
+    // shell's, after a bg).  Else sbx's approval prompt read the terminal
+    // from the background (EIO: "the terminal closed").
     ~TerminalGuard() {
-        if (took_ && (group_ == 0 || ::tcgetpgrp(STDIN_FILENO) == group_))
+        if (!took_) return;
+        const pid_t now = ::tcgetpgrp(STDIN_FILENO);
+        if (group_ == 0 || now == group_ || (now > 0 && ::kill(-now, 0) != 0 && errno == ESRCH))
             ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // SIGTTOU is blocked
     }
     TerminalGuard(const TerminalGuard&) = delete;

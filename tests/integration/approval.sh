@@ -4,6 +4,7 @@
 # session approvals reused across processes (also concurrently), rules that
 # forbid and allow, `untrusted`, `--escalate`, `--reject`, and the refusals.
 . "$(dirname "$0")/lib.sh"
+progs=$(cd "$(dirname "$0")" && pwd)/progs
 
 ws=$(scratch)
 state=$(scratch)
@@ -61,6 +62,23 @@ is "approved retry: what was answered" approved "$(field "$ws/r1.json" 'd["appro
 is "approved retry: the JSON decision form works too" 0 \
     "$("$SBX" run -p read-only -a on-failure --approver "$json_yes" -- touch "$ws/json-form" 2>/dev/null; echo $?)"
 ok "approved retry: JSON form created the file" test -f "$ws/json-form"
+
+# 1a. The prompt at a terminal (no --approver), stdin the terminal too: it
+#     waits for the user's answer there.  It read EIO at once before ("the
+#     terminal closed"): the sandboxed command's process group had the
+#     terminal last, and sbx took it back only from its own child's group
+#     (issue 35).
+tty_target="$ws/created-at-the-terminal"
+out=$(cd "$ws/work" && python3 "$progs/pty-answer.py" "Allow?" y -- \
+    "$SBX" run -p read-only -a on-failure -- touch "$tty_target")
+is "terminal prompt: answered y at the terminal, the retry ran (exit 0)" 0 "$?"
+ok "... the file exists" test -f "$tty_target"
+ok "... the prompt was shown there" grep -q "approval needed (sandbox)" <<<"$out"
+out=$(cd "$ws/work" && python3 "$progs/pty-answer.py" "Allow?" n -- \
+    "$SBX" run -p read-only -a on-failure -- touch "$ws/refused-at-the-terminal")
+ok "terminal prompt: answered n, refused by the terminal, not closed" \
+    grep -q "approval denied by the terminal (sandbox" <<<"$out"
+not_ok "... nothing ran without the sandbox" test -e "$ws/refused-at-the-terminal"
 
 # 1b. The retry's request tells why: the failed attempt's denials (recorded
 #     with --record-denials), each with its rule and fix, and the end of its
