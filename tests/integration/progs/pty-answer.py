@@ -40,12 +40,17 @@ def main():
             answered = True
             deadline = time.time() + 10
     sys.stdout.write(out.decode(errors="replace"))
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done == 0:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        sys.exit(124)
-    sys.exit(os.waitstatus_to_exitcode(status))
+    # The terminal's end comes as the command exits, a little before it can
+    # be reaped: wait for that, within what is left of the bound.
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done != 0:
+            sys.exit(os.waitstatus_to_exitcode(status))
+        if time.time() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            sys.exit(124)
+        time.sleep(0.01)
 
 
 main()
