@@ -153,15 +153,14 @@ std::string path_near_denial_message(std::string_view text) {
         }
         return s;
     };
-    const std::size_t m = message_at;
-    std::string_view before = line.substr(0, m);
+    std::string_view before = line.substr(0, message_at);
     if (before.ends_with(": ")) {
         before.remove_suffix(2);
         const auto space = before.find_last_of(' ');
         const std::string_view token = bare(space == std::string_view::npos ? before : before.substr(space + 1));
         if (!token.empty() && token.find(':') == std::string_view::npos) return std::string(token);
     }
-    std::string_view after = line.substr(m + std::strlen(message));
+    std::string_view after = line.substr(message_at + std::strlen(message));
     if (after.starts_with(": ")) {
         after.remove_prefix(2);
         const std::string_view token = bare(after.substr(0, after.find(' ')));

@@ -48,8 +48,10 @@ struct DenialAnalysis {
 // The known sandbox messages in text (case-insensitive); nullopt if none.
 std::optional<std::string> find_denial_message(std::string_view text);
 
-// The first absolute path on the line of text that holds a known message
-// ("touch: cannot touch '/etc/x': Read-only file system" gives "/etc/x").
+// The absolute path the known message on its line is about: the last one
+// before the message, but for a symlink's target ("cannot copy 'A' to 'B':
+// ..." gives B, "'LINK' -> 'TARGET': ..." gives LINK), else the first after
+// it; without one, a relative path next to a read-only file system.
 std::string path_near_denial_message(std::string_view text);
 
 // sandbox_denied: the run was sandboxed, failed with a status other than 0,
