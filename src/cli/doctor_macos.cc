@@ -1,8 +1,7 @@
 // sbx doctor on macOS: /usr/bin/sandbox-exec is there, and a live probe
 // proves workspace-write through it (a write in the workspace works, one
 // outside it is refused, the protected names hold) and read-only.  Exit 0
-// only when both are enforced.  (Never run on a Mac in development: README,
-// "macOS".)
+// only when both are enforced.  (Never run on a Mac in development: docs/macos.md.)
 #include <sys/utsname.h>
 
 #include <string>

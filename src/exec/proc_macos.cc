@@ -32,7 +32,7 @@ std::vector<ProcEntry> process_table() {
 }
 
 // macOS shows no process's pending signals: a process woken by ^Z that has
-// not yet stopped is not waited for (README, "macOS").
+// not yet stopped is not waited for (docs/macos.md).
 bool stop_signal_in_flight(pid_t) { return false; }
 
 // Opening /dev/fd/N on macOS duplicates the fd (the same file description,

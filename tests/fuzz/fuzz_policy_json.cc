@@ -1,6 +1,6 @@
 // libFuzzer target for the policy JSON parser (--sandbox-policy): any input
 // either fails with sbx::Error or yields a canonical policy whose JSON parses
-// back to itself.  How to build and run: README.md, "Development".
+// back to itself.  How to build and run: docs/development.md.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

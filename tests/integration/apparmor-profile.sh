@@ -6,7 +6,7 @@
 # profile whose one rule is `userns,`) as the profiles Ubuntu ships for the
 # programs that need user namespaces (chrome, code: AppArmor 4's
 # profiles/apparmor.d).  This machine's kernel has no AppArmor: the
-# profile's effect is not run here (README.md, "Ubuntu's AppArmor
+# profile's effect is not run here (docs/install.md, "Ubuntu's AppArmor
 # restriction").
 #   SBX_APPARMOR_PROFILE_BUILT  the configured profile (meson)
 #   SBX_HELPER_INSTALLED        the helper's installed path (meson)

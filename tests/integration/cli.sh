@@ -180,8 +180,9 @@ for flag in --policy --network --writable-root --workspace --exclude-slash-tmp -
     --keep --read-only --deny --deny-glob --minimal; do
     "$SBX" run --help | grep -q -- "$flag" || { _tap_result fail "run --help explains $flag"; continue; }
     grep -qF -- "${flag//-/\\-}" "$src/man/sbx.1" || { _tap_result fail "sbx.1 documents $flag"; continue; }
-    grep -q -- "$flag" "$src/README.md" || { _tap_result fail "README mentions $flag"; continue; }
-    _tap_result ok "$flag is in run --help, sbx.1 and the README"
+    cat "$src/README.md" "$src"/docs/*.md | grep -q -- "$flag" ||
+        { _tap_result fail "README.md or docs/*.md mentions $flag"; continue; }
+    _tap_result ok "$flag is in run --help, sbx.1 and README.md or docs/"
 done
 
 # A writable root that does not exist yet is made (its last component, where
@@ -240,7 +241,6 @@ is "a command argument that is not UTF-8 runs, its bytes unchanged" "61ff62" \
 is "exec of a path that is not UTF-8 fails as a command, not as sbx" 126 \
     "$("$SBX" run -- "$ws/latin-$bad" 2>/dev/null; echo $?)"
 
-# The README's install line and CI's package list agree.
 # --json and --events: a refusal before the command runs is still one
 # result (one end event), exit 125, the message as "error"; stderr has the
 # one line (issue 35).
@@ -274,6 +274,8 @@ refused_result "--events: a missing --rules file" --events "cannot read the file
 SBX_LINUX_SANDBOX_EXE=$ws/no-helper refused_result "--json: a missing helper" --json "not an executable file" \
     -p workspace-write -- true
 
+# The README's install line (its quick start, the first apt-get install -y)
+# and CI's package list agree.
 readme_pkgs=$(grep -o 'apt-get install -y [^&]*' "$src/README.md" | head -n 1 | sed 's/apt-get install -y //' | tr ' ' '\n' | grep -v '^$' | sort | xargs)
 ci_pkgs=$(sed -n 's/^packages="\(.*\)"$/\1/p' "$src/.ci/run" | tr ' ' '\n' | sort | xargs)
 is "README quick start installs what CI installs" "$ci_pkgs" "$readme_pkgs"

@@ -308,7 +308,7 @@ is "--command-cwd through a symlink: pwd shows the real path" "$FX/ws/sub $FX/ws
         --permission-profile "$(subst "$EX1")" -- sh -c 'echo "$(pwd) $PWD"' 2>&1)"
 rm "$FX/alias"
 
-# Where sbx's helper keeps its own way (README, "The helper under Codex"):
+# Where sbx's helper keeps its own way (docs/codex.md):
 # a :minimal profile whose entries do not include the command's directory
 # is refused (Codex's helper runs the command in / then), with one line
 # naming the cause and the fix; an outer --proxy-route-spec is refused
