@@ -31,7 +31,7 @@ is "the tarball holds HEAD's files in $name/" \
 ok "made again from HEAD, it has the same bytes" sh -c \
     "scripts/source-archive '$d/again' >/dev/null 2>&1 && cmp '$tarball' '$d/again/$name.tar.gz'"
 
-if ruby=$(command -v ruby); then
+if command -v ruby >/dev/null; then
     ok "packaging/homebrew/sbx.rb.in is valid Ruby (ruby -c)" ruby -c packaging/homebrew/sbx.rb.in
     ok "the rendered formula is valid Ruby (ruby -c)" ruby -c "$formula"
     # A stand-in for Homebrew's Formula: the class methods the formula calls
