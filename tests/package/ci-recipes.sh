@@ -96,7 +96,7 @@ run_recipe() {
     ws=$(mktemp -d "$d/checkout.XXXXXX")
     shift 4
     local steps=("$@")
-    [ ${#steps[@]} -gt 0 ] || steps=($(cd "$d" && ls "$name"-[0-9]*.sh | sed "s/^$name-0*//; s/\.sh\$//"))
+    [ ${#steps[@]} -gt 0 ] || mapfile -t steps < <(cd "$d" && ls "$name"-[0-9]*.sh | sed "s/^$name-0*//; s/\.sh\$//")
     new_checkout "$ws"
     (
         . "$d/$name.env"
