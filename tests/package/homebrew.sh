@@ -30,6 +30,10 @@ is "the tarball holds HEAD's files in $name/" \
     "$(tar -tzf "$tarball" | grep -v '/$' | LC_ALL=C sort)"
 ok "made again from HEAD, it has the same bytes" sh -c \
     "scripts/source-archive '$d/again' >/dev/null 2>&1 && cmp '$tarball' '$d/again/$name.tar.gz'"
+# Read as text (no Ruby needed): the lines a release fills in.
+is "the formula's url and sha256 lines name the tarball at SBX_RELEASE_URL and its sha256" \
+    "  url \"$url_base/$name.tar.gz\"|  sha256 \"$(sha256sum "$tarball" | cut -d' ' -f1)\"" \
+    "$(grep -E '^  (url|sha256) ' "$formula" | paste -sd'|')"
 
 if command -v ruby >/dev/null; then
     ok "packaging/homebrew/sbx.rb.in is valid Ruby (ruby -c)" ruby -c packaging/homebrew/sbx.rb.in
