@@ -14,9 +14,10 @@
 # sandbox; the AppArmor step does nothing on this kernel (no AppArmor) and,
 # with the restriction emulated (the step's sysctl and /etc/apparmor.d
 # rewritten to files of the test's, an apparmor_parser shim), writes the
-# profile for SBX_PREFIX's helper and loads it; a tampered archive stops each
-# recipe at its checksum.  GitHub and GitLab themselves are not run
-# (docs/ci.md).  TAP on stdout; SKIP (the whole test) without python3-yaml.
+# profile for SBX_PREFIX's helper and loads it (and the profile parses, where
+# SBX_APPARMOR_PARSER and SBX_APPARMOR_D name AppArmor 4's parser, as for
+# apparmor-profile.sh); a tampered archive stops each recipe at its checksum.
+# GitHub and GitLab themselves are not run (docs/ci.md).  TAP on stdout; SKIP (the whole test) without python3-yaml.
 # Usage: tests/package/ci-recipes.sh RELEASE_DIR
 #   RELEASE_DIR: scripts/release's output (sbx-VERSION-ARCH-linux.tar.gz, SHA256SUMS)
 set -u
@@ -156,6 +157,15 @@ $(grep -c "^helper: *$prefix/libexec/sbx/codex-linux-sandbox\$" "$d/$r.log")"
     is "$r: under AppArmor's restriction (emulated) the step installs the profile for SBX_PREFIX's helper and loads it" \
         "profile sbx-helper $prefix/libexec/sbx/codex-linux-sandbox flags=(unconfined) {|-r $aa/apparmor.d/sbx-helper" \
         "$(grep '^profile ' "$aa/apparmor.d/sbx-helper" 2>&1)|$(cat "$aa/parser.log" 2>&1)"
+    # That profile parses: AppArmor 4's parser (.ci/fetch-apparmor, as
+    # apparmor-profile.sh takes it), without loading it.
+    if [ -n "${SBX_APPARMOR_PARSER:-}" ] && [ -n "${SBX_APPARMOR_D:-}" ]; then
+        ok "$r: the profile it wrote parses (apparmor_parser -Q -K)" \
+            "$SBX_APPARMOR_PARSER" --base="$SBX_APPARMOR_D" -Q -K "$aa/apparmor.d/sbx-helper"
+    else
+        skip "$r: the profile it wrote parses (apparmor_parser -Q -K)" \
+            "no AppArmor 4 parser (SBX_APPARMOR_PARSER and SBX_APPARMOR_D: .ci/fetch-apparmor)"
+    fi
 
     # A tampered archive (one byte more, SHA256SUMS as released).
     mkdir -p "$d/tampered" && cp "$release/$archive" "$release/SHA256SUMS" "$d/tampered/" && echo >>"$d/tampered/$archive"
