@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <linux/rtnetlink.h>
@@ -38,6 +37,7 @@
 
 #include <fmt/core.h>
 
+#include "seccomp_rules.h"
 #include "util.h"
 #include "util/fd_pass.h"
 
@@ -355,7 +355,7 @@ bool UnixMediator::id_valid(std::uint64_t id) const {
 }
 
 void UnixMediator::serve(const seccomp_notif& notification) {
-    if (notification.data.arch == AUDIT_ARCH_X86_64 && notification.data.nr == SYS_getpeername) {
+    if (notification.data.arch == kAuditArch && notification.data.nr == SYS_getpeername) {
         serve_peer(notification);
         return;
     }
@@ -363,7 +363,7 @@ void UnixMediator::serve(const seccomp_notif& notification) {
     const std::uint64_t id = request->id;
     Connect c;
     int error = EPERM;  // anything but connect is not ours to allow
-    if (request->data.arch == AUDIT_ARCH_X86_64 && request->data.nr == SYS_connect) error = prepare(*request, c);
+    if (request->data.arch == kAuditArch && request->data.nr == SYS_connect) error = prepare(*request, c);
     const Wait wait = error != 0 ? Wait::Nothing : c.socks ? Wait::Proxy : attempt(c, error);
     // Outside the sandbox's network (the host's address, the internet):
     // told while the caller waits, its notification still pending.

@@ -4,11 +4,14 @@
 //
 // The rules are fixed per network level, so the helper loads these programs
 // as they are instead of running libseccomp's compiler on every launch (about
-// 100 us).  The filters are for x86_64, the one architecture the helper
-// supports (it is built and run there: the generator runs on the build
-// machine, and the static_assert below holds it to x86_64); the API level is
-// set explicitly so that the output does not depend on the seccomp support of
-// the machine that builds it.
+// 100 us).  The generator is built for the helper's own architecture (x86_64,
+// or aarch64 in a cross build, where meson runs it under qemu-user: the cross
+// file's exe_wrapper), because libseccomp builds a filter for its native
+// architecture only from that architecture's syscall numbers: a name is
+// looked up in libseccomp's table of the architecture, so a syscall it does
+// not have (aarch64 has no open, mkdir or rename) gets no rule.  The API
+// level is set explicitly so that the output does not depend on the seccomp
+// support of the machine that builds it.
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <sys/ioctl.h>
@@ -24,6 +27,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,10 +58,31 @@ constexpr std::uint32_t kDeny = SCMP_ACT_ERRNO(EPERM);
 constexpr std::uint64_t kLow32 = 0xffffffffULL;
 constexpr std::uint64_t kSockTypeMask = 0xf;  // SOCK_TYPE_MASK in the kernel
 
-static_assert(sizeof(void*) == 8 && SYS_getpid == 39, "the syscall numbers above are x86_64's");
+// Syscalls added since Linux 5.1 have one number on every architecture
+// (the unified table starts at 424, pidfd_send_signal): a name libseccomp
+// does not know yet is taken by that number.
+constexpr int kFirstUnifiedNumber = 424;
+
+// call's number on this architecture; -1 where the architecture has no such
+// syscall (nothing to rule).  A number the source gives must agree with
+// libseccomp's table (a misspelt name would not).
+int number_of(const Named& call) {
+    const int nr = seccomp_syscall_resolve_name(call.name);
+    if (nr == __NR_SCMP_ERROR) {
+        if (call.nr >= kFirstUnifiedNumber) return call.nr;
+        throw std::runtime_error(std::string("seccomp-gen: libseccomp does not know the syscall ") + call.name);
+    }
+    if (nr < 0) return -1;  // libseccomp's pseudo-number: not a syscall of this architecture
+    if (call.nr >= 0 && nr != call.nr)
+        throw std::runtime_error(std::string("seccomp-gen: ") + call.name + " is " + std::to_string(nr) + ", not " +
+                                 std::to_string(call.nr));
+    return nr;
+}
 
 void add(const Ctx& ctx, std::uint32_t action, const Named& call, std::initializer_list<scmp_arg_cmp> cmps = {}) {
-    int rc = seccomp_rule_add_exact_array(ctx.get(), action, call.nr, static_cast<unsigned>(cmps.size()), cmps.begin());
+    const int nr = number_of(call);
+    if (nr < 0) return;
+    int rc = seccomp_rule_add_exact_array(ctx.get(), action, nr, static_cast<unsigned>(cmps.size()), cmps.begin());
     if (rc < 0) fail(std::string("cannot add the rule for ") + call.name, -rc);
 }
 
@@ -84,18 +109,17 @@ static_assert((O_TMPFILE & kTmpfileBit) == kTmpfileBit && (O_TMPFILE & ~kTmpfile
 void deny_setid_modes(const Ctx& ctx, bool notified) {
     // Calls whose mode is always used: the argument index of the mode.
     const std::pair<Named, unsigned> always[] = {
-        {{"chmod", SYS_chmod}, 1},     {{"fchmod", SYS_fchmod}, 1}, {{"fchmodat", SYS_fchmodat}, 2},
-        {{"fchmodat2", 452}, 2},       {{"creat", SYS_creat}, 1},   {{"mknod", SYS_mknod}, 1},
-        {{"mknodat", SYS_mknodat}, 2},
+        {{"chmod"}, 1}, {{"fchmod"}, 1}, {{"fchmodat"}, 2}, {{"fchmodat2", 452}, 2},
+        {{"creat"}, 1}, {{"mknod"}, 1},  {{"mknodat"}, 2},
     };
     for (const auto& [call, mode] : always)
-        if (!notified || call.nr == SYS_fchmod)
+        if (!notified || std::string_view(call.name) == "fchmod")
             for (std::uint64_t bit : kSetidBits) add(ctx, kDeny, call, {SCMP_CMP(mode, SCMP_CMP_MASKED_EQ, bit, bit)});
     if (notified) return;
     // open and openat use the mode only when they create a file: with
     // O_CREAT, or O_TMPFILE (which linkat can then give a name).  Without
     // them the mode is whatever was in the register, so it is not looked at.
-    const std::pair<Named, unsigned> creating[] = {{{"open", SYS_open}, 1}, {{"openat", SYS_openat}, 2}};
+    const std::pair<Named, unsigned> creating[] = {{{"open"}, 1}, {{"openat"}, 2}};
     for (const auto& [call, flags] : creating)
         for (std::uint64_t create : {std::uint64_t{O_CREAT}, kTmpfileBit})
             for (std::uint64_t bit : kSetidBits)
@@ -119,26 +143,22 @@ void deny_unix_datagrams(const Ctx& ctx, const Named& call) {
 // refuses a setuid/setgid mode of these (deny_setid_modes).
 void notify_file_writes(const Ctx& ctx) {
     constexpr std::uint64_t kWriteFlags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, kTmpfileBit};
-    for (const auto& [call, flags] :
-         {std::pair{Named{"open", SYS_open}, 1U}, std::pair{Named{"openat", SYS_openat}, 2U}})
+    for (const auto& [call, flags] : {std::pair{Named{"open"}, 1U}, std::pair{Named{"openat"}, 2U}})
         for (std::uint64_t bit : kWriteFlags)
             add(ctx, SCMP_ACT_NOTIFY, call, {SCMP_CMP(flags, SCMP_CMP_MASKED_EQ, bit, bit)});
     const Named always[] = {
-        {"creat", SYS_creat},         {"mkdir", SYS_mkdir},       {"mkdirat", SYS_mkdirat},     {"mknod", SYS_mknod},
-        {"mknodat", SYS_mknodat},     {"unlink", SYS_unlink},     {"unlinkat", SYS_unlinkat},   {"rmdir", SYS_rmdir},
-        {"rename", SYS_rename},       {"renameat", SYS_renameat}, {"renameat2", SYS_renameat2}, {"link", SYS_link},
-        {"linkat", SYS_linkat},       {"symlink", SYS_symlink},   {"symlinkat", SYS_symlinkat}, {"chmod", SYS_chmod},
-        {"fchmodat", SYS_fchmodat},   {"fchmodat2", 452},         {"chown", SYS_chown},         {"lchown", SYS_lchown},
-        {"fchownat", SYS_fchownat},   {"truncate", SYS_truncate}, {"utime", SYS_utime},         {"utimes", SYS_utimes},
-        {"futimesat", SYS_futimesat},
+        {"creat"},     {"mkdir"},  {"mkdirat"},  {"mknod"},          {"mknodat"}, {"unlink"}, {"unlinkat"},
+        {"rmdir"},     {"rename"}, {"renameat"}, {"renameat2"},      {"link"},    {"linkat"}, {"symlink"},
+        {"symlinkat"}, {"chmod"},  {"fchmodat"}, {"fchmodat2", 452}, {"chown"},   {"lchown"}, {"fchownat"},
+        {"truncate"},  {"utime"},  {"utimes"},   {"futimesat"},
     };
     for (const Named& call : always) add(ctx, SCMP_ACT_NOTIFY, call);
     // Exec too: pid 1 starts the command without CLONE_VFORK when it records
     // (process.cc), so that it is free to answer the command's own execve.
-    add(ctx, SCMP_ACT_NOTIFY, Named{"execve", SYS_execve});
-    add(ctx, SCMP_ACT_NOTIFY, Named{"execveat", SYS_execveat});
+    add(ctx, SCMP_ACT_NOTIFY, Named{"execve"});
+    add(ctx, SCMP_ACT_NOTIFY, Named{"execveat"});
     // utimensat(fd, NULL, ...) is futimens: no path.
-    add(ctx, SCMP_ACT_NOTIFY, Named{"utimensat", SYS_utimensat}, {SCMP_A1(SCMP_CMP_NE, 0)});
+    add(ctx, SCMP_ACT_NOTIFY, Named{"utimensat"}, {SCMP_A1(SCMP_CMP_NE, 0)});
 }
 
 enum class Network { Restricted, Limited, Full };
@@ -154,8 +174,9 @@ Ctx build(Network network, bool record, bool watch_network, bool transparent = f
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) fail("seccomp_init failed", ENOMEM);
     // Only the native ABI is in the filter: a syscall through i386 (int 0x80)
-    // or x32 (numbers with bit 30 set, same audit arch) gets the bad-arch
-    // action.  libseccomp adds the x32 check to every x86_64 filter.
+    // or x32 (numbers with bit 30 set, same audit arch) on x86_64, or through
+    // AArch32 on aarch64, gets the bad-arch action.  libseccomp adds the x32
+    // check to every x86_64 filter.
     int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (rc < 0) fail("cannot set the action for other ABIs", -rc);
     // A binary tree over the syscall numbers instead of a linear list: a few
@@ -172,7 +193,7 @@ Ctx build(Network network, bool record, bool watch_network, bool transparent = f
     const std::uint32_t refused = record ? SCMP_ACT_NOTIFY : kDeny;
     for (const Named& call : kAlwaysDenied) add(ctx, refused, call);
 
-    const Named ioctl_call{"ioctl", SYS_ioctl};
+    const Named ioctl_call{"ioctl"};
     // The kernel compares the request as an unsigned int: mask the upper half
     // or TIOCSTI|1<<32 gets through.
     for (const auto& ioctl : kDeniedIoctls)
@@ -186,8 +207,8 @@ Ctx build(Network network, bool record, bool watch_network, bool transparent = f
     // the filter, or in pid 1, which is not under it.)
     add(ctx, SCMP_ACT_ERRNO(ENOSYS), Named{"openat2", 437});
 
-    const Named socket_call{"socket", SYS_socket};
-    const Named socketpair_call{"socketpair", SYS_socketpair};
+    const Named socket_call{"socket"};
+    const Named socketpair_call{"socketpair"};
     // The family is an int in the kernel, so compare its low 32 bits.
     add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, AF_VSOCK)});
 
@@ -202,19 +223,18 @@ Ctx build(Network network, bool record, bool watch_network, bool transparent = f
                 add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
                 for (std::uint64_t family = 0; family < AF_INET6; ++family)
                     if (family != AF_INET) add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
-                add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
+                add(ctx, SCMP_ACT_NOTIFY, Named{"connect"});
             } else {
                 add(ctx, kDeny, socket_call);
-                add(ctx, kDeny, Named{"connect", SYS_connect});
+                add(ctx, kDeny, Named{"connect"});
             }
-            for (Named call : {Named{"bind", SYS_bind}, Named{"listen", SYS_listen}, Named{"accept", SYS_accept},
-                               Named{"accept4", SYS_accept4}})
+            for (Named call : {Named{"bind"}, Named{"listen"}, Named{"accept"}, Named{"accept4"}})
                 add(ctx, refused, call);
             // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
             add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
             deny_unix_datagrams(ctx, socketpair_call);
             // An address on a send: stream pairs ignore it anyway.
-            add(ctx, watch_network ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto", SYS_sendto}, {SCMP_A5(SCMP_CMP_NE, 0)});
+            add(ctx, watch_network ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto"}, {SCMP_A5(SCMP_CMP_NE, 0)});
             break;
         case Network::Limited:
             // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
@@ -230,8 +250,8 @@ Ctx build(Network network, bool record, bool watch_network, bool transparent = f
             deny_unix_datagrams(ctx, socketpair_call);
             // Every connect goes to the mediator, which performs it itself on a
             // duplicate of the socket (network.cc).
-            add(ctx, SCMP_ACT_NOTIFY, Named{"connect", SYS_connect});
-            if (transparent) add(ctx, SCMP_ACT_NOTIFY, Named{"getpeername", SYS_getpeername});
+            add(ctx, SCMP_ACT_NOTIFY, Named{"connect"});
+            if (transparent) add(ctx, SCMP_ACT_NOTIFY, Named{"getpeername"});
             break;
     }
     if (record) notify_file_writes(ctx);

@@ -3,14 +3,30 @@
 // names a refusal it is told of under --record-denials.
 #pragma once
 
+#include <linux/audit.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
+#include <cstdint>
+
 namespace sbx::helper {
+
+// The one ABI the filters are for (seccomp_data.arch of a notification):
+// calls through any other are killed by the filter before pid 1 hears of
+// them, so a notification of another is not decoded.
+#if defined(__x86_64__)
+inline constexpr std::uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+inline constexpr std::uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#else
+#error "the helper is built for x86_64 and aarch64 only (linux-helper/meson.build)"
+#endif
 
 struct Named {
     const char* name;
-    int nr;
+    // The number, where the source gives it (-1: seccomp-gen looks the name
+    // up in libseccomp's table of the architecture it builds for).
+    int nr = -1;
 };
 
 // The syscalls that touch another process, io_uring (whose requests bypass
