@@ -846,6 +846,13 @@ private:
         if (same_file(opt_.stdout_fd, opt_.stderr_fd)) {
             out_sink_.twin = &err_sink_;
             err_sink_.twin = &out_sink_;
+            // One file for both (2>&1, a terminal): the command gets one pipe
+            // for both too, as it would without sbx, so that what it writes
+            // to each arrives in the order it wrote it (two pipes read in
+            // turn would interleave "touch: " and a later stdout line).  Its
+            // bytes are then all in the stdout stream (the kept copy, the
+            // tail; the stderr tail mirrors it: finish_result).
+            merged_ = opt_.passthrough && !out_direct_ && !err_direct_;
         }
         out_.sink = opt_.passthrough || opt_.on_output ? &out_sink_ : nullptr;
         err_.sink = opt_.passthrough ? &err_sink_ : opt_.on_output ? &out_sink_ : nullptr;
@@ -857,7 +864,7 @@ private:
             opt_.passthrough && !out_.live_capped && !opt_.capture && opt_.tail_bytes > 0;
         // Handed over: nothing to read (the pipe's write end goes at the start).
         if (out_direct_) loop_.close(out_);
-        if (err_direct_) loop_.close(err_);
+        if (err_direct_ || merged_) loop_.close(err_);
     }
 
     void prepare_child() {
@@ -877,7 +884,7 @@ private:
                        ::tcgetsid(STDIN_FILENO) == ::getsid(0);
         setup_.take_tty = job_control_ && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
         setup_.out_fd = out_direct_ ? opt_.stdout_fd : out_pipe_.write.get();
-        setup_.err_fd = err_direct_ ? opt_.stderr_fd : err_pipe_.write.get();
+        setup_.err_fd = err_direct_ ? opt_.stderr_fd : merged_ ? out_pipe_.write.get() : err_pipe_.write.get();
         setup_.status_fd = status_pipe_.write.get();
         setup_.report_fd = report_pipe_ ? report_pipe_->write.get() : -1;
         setup_.report_target = plan_.report_fd;
@@ -1028,6 +1035,8 @@ private:
         if (opt_.tail_bytes > 0) {
             for (auto* r : {&result_.out, &result_.err})
                 if (r->tail.size() > opt_.tail_bytes) r->tail.erase(0, r->tail.size() - opt_.tail_bytes);
+            // One pipe for both: the end of stderr is somewhere in stdout's.
+            if (merged_) result_.err.tail = result_.out.tail;
         }
         return std::move(result_);
     }
@@ -1038,6 +1047,7 @@ private:
     exec::SignalWatch signals_;
     bool out_direct_ = false;
     bool err_direct_ = false;
+    bool merged_ = false;  // stdout and stderr one file: one pipe for both
     exec::Pipe out_pipe_, err_pipe_, status_pipe_;
     std::optional<exec::Pipe> report_pipe_;
     Fd proxy_channel_;  // a copy of opt_.proxy_channel for the child, at 10 or above
