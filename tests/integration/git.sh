@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# git under workspace-write, with real repositories (issue 35, "git").
+#
+# Every place git executes or takes its configuration from is an attack on the
+# person who runs git on the host after the sandboxed command: a hook (also
+# where hooks/ is missing), the config (core.hooksPath, core.fsmonitor, filter
+# and diff drivers, include.path; the config is also where every other command
+# git runs is named: core.sshCommand, core.pager, core.editor, aliases with !,
+# credential helpers, gpg.program), a config.worktree, a commondir that sends
+# git to a directory the command filled, info/attributes,
+# objects/info/alternates, the same in a linked worktree's gitdir and its
+# common directory and in a submodule's gitdir (.git/modules/NAME), and a
+# repository the command makes in the workspace, staged in the index as a
+# submodule.  Each attack runs under the default policy, where it must fail
+# and leave the host's git as it was (a `git status`, `git diff`, `git add`
+# and `git commit` on the host run nothing planted); each has a control under
+# --unprotect .git, where the same attack gets through and the host's git
+# runs what was planted, which proves that the probe sees it.
+#
+# There is no option yet that opens git's object store, refs and index while
+# holding the rest (docs/design.md): with the top of .git writable for
+# index.lock, a missing `commondir` (absent in every main repository) cannot
+# be held, since a placeholder there makes git fail ("failed to read
+# .git/commondir"), while a created one runs the planted config on the host
+# (the commondir control); and a writable index lets the command stage a
+# repository of its own (the gitlink control).  These checks are what such an
+# option has to pass.
+#
+# Also run as uid 65534 (unprivileged.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+require_helper
+command -v git >/dev/null || { echo "1..0 # SKIP no git"; exit 0; }
+d=$(scratch)
+# Neither the user's nor the system's git configuration: only what the
+# repositories hold decides what git runs.
+export HOME=$d/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
+mkdir -p "$HOME"
+marker=$d/PLANTED-CODE-RAN
+
+# sbx run with a workspace-write policy in DIR: ww DIR [sbx options] -- CMD...
+ww() {
+    local dir=$1; shift
+    "$SBX" run -p workspace-write -C "$dir" --stdin null "$@"
+}
+
+# A repository with one commit: mkrepo DIR
+mkrepo() {
+    git init -q -b main "$1" && echo one >"$1/f" && git -C "$1" add f && git -C "$1" commit -q -m one
+}
+
+# What the host's git runs when someone works in DIR (status, diff, add and
+# commit), told in one line: "nothing planted ran", "planted code ran", or
+# "git failed" (which proves nothing either way).
+host_git() {
+    rm -f "$marker"
+    echo more >>"$1/f"
+    git -C "$1" status >/dev/null 2>&1
+    git -C "$1" diff >/dev/null 2>&1
+    if ! git -C "$1" add f >/dev/null 2>&1 || ! git -C "$1" commit -q -m host >/dev/null 2>&1; then
+        echo "git failed"
+    elif [ -e "$marker" ]; then
+        echo "planted code ran"
+    else
+        echo "nothing planted ran"
+    fi
+}
+
+# A fingerprint of a git directory's files (path, type, content), to show
+# that nothing in it changed.
+fingerprint() {
+    (cd "$1" && find . \( -type f -o -type l -o -type d \) -print0 | LC_ALL=C sort -z |
+        while IFS= read -r -d '' p; do
+            if [ -f "$p" ]; then printf '%s %s\n' "$p" "$(cksum <"$p")"; else printf '%s %s\n' "$p" "$(stat -c %F "$p")"; fi
+        done)
+}
+
+# An executable hook that touches the marker, in FILE.
+hook_text="#!/bin/sh
+touch '$marker'"
+
+# The attacks: shell scripts run with the repository as cwd.  $1 in each is
+# the git directory to attack (.git, a worktree's gitdir, a module's); the
+# last step, a write in it, decides the status.
+declare -A attacks
+attacks[hook]='printf "%s\n" "$HOOK" >"$1/hooks/pre-commit" && chmod +x "$1/hooks/pre-commit"'
+attacks[missing-hooks-dir]='mkdir "$1/hooks" && printf "%s\n" "$HOOK" >"$1/hooks/pre-commit" && chmod +x "$1/hooks/pre-commit"'
+attacks[config-hookspath]='mkdir -p evilhooks && printf "%s\n" "$HOOK" >evilhooks/pre-commit && chmod +x evilhooks/pre-commit && git config -f "$1/config" core.hooksPath "$PWD/evilhooks"'
+attacks[config-fsmonitor]='git config -f "$1/config" core.fsmonitor "touch $MARKER; false"'
+attacks[config-filter]='echo "f filter=evil" >.gitattributes && git config -f "$1/config" filter.evil.clean "touch $MARKER; cat"'
+attacks[config-diff-textconv]='echo "f diff=evil" >.gitattributes && git config -f "$1/config" diff.evil.textconv "touch $MARKER; cat"'
+attacks[config-include]='printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >evil.cfg && git config -f "$1/config" include.path "$PWD/evil.cfg"'
+attacks[config-worktree]='git config -f "$1/config" extensions.worktreeConfig true; printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >"$1/config.worktree"'
+attacks[commondir]='mkdir -p evil; cp -R "$1/objects" "$1/refs" "$1/HEAD" evil/ 2>/dev/null; printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >evil/config; echo "$PWD/evil" >"$1/commondir"'
+attacks[info-attributes]='mkdir -p "$1/info" && echo "f filter=evil" >"$1/info/attributes" && git config -f "$1/config" filter.evil.clean "touch $MARKER; cat"'
+# A repository the command makes in the workspace is its own (nested .git
+# directories are not protected), but staged as a submodule (a gitlink in the
+# index) it is one the host's `git status` in the superproject runs `git
+# status` in, with its core.fsmonitor.
+attacks[gitlink]='git init -q nested && git -C nested commit -q --allow-empty -m n && git -C nested config core.fsmonitor "touch $MARKER; false" && git update-index --add --cacheinfo "160000,$(git -C nested rev-parse HEAD),nested"'
+attacks[alternates]='git init -q --bare other && echo "$PWD/other/objects" >"$1/objects/info/alternates"'
+
+# attack NAME GITDIR-RELATIVE-TO-REPO REPO [sbx options]: runs the attack in REPO.
+attack() {
+    local name=$1 gitdir=$2 repo=$3; shift 3
+    HOOK=$hook_text MARKER=$marker ww "$repo" "$@" -- sh -c "${attacks[$name]}" attack "$gitdir"
+}
+
+# Attacks whose planted code the host's git runs at status, add or commit
+# (alternates only changes where objects are read from: its control checks
+# the file, not a marker).
+runs_code() { [ "$1" != alternates ]; }
+
+# --- The main repository's .git -------------------------------------------
+
+for name in hook missing-hooks-dir config-hookspath config-fsmonitor config-filter config-diff-textconv \
+    config-include config-worktree commondir info-attributes gitlink alternates; do
+    repo=$d/main-$name
+    mkrepo "$repo"
+    [ "$name" = missing-hooks-dir ] && rm -rf "$repo/.git/hooks"
+    before=$(fingerprint "$repo/.git")
+    not_ok "$name: refused in .git" attack "$name" .git "$repo"
+    is "$name: .git unchanged" "$before" "$(fingerprint "$repo/.git")"
+    if runs_code "$name"; then
+        is "$name: the host's git runs nothing planted" "nothing planted ran" "$(host_git "$repo")"
+    fi
+    # Control: the same attack with .git unprotected gets through.
+    control=$d/control-$name
+    mkrepo "$control"
+    [ "$name" = missing-hooks-dir ] && rm -rf "$control/.git/hooks"
+    ok "control $name: --unprotect .git lets it through" attack "$name" .git "$control" --unprotect .git
+    if runs_code "$name"; then
+        is "control $name: the host's git then runs the planted code" "planted code ran" "$(host_git "$control")"
+    else
+        ok "control $name: .git/objects/info/alternates written" test -s "$control/.git/objects/info/alternates"
+    fi
+done
+
+# --- A commit fails, and says what would allow it --------------------------
+
+repo=$d/commit
+mkrepo "$repo"
+echo two >"$repo/g"
+head_before=$(git -C "$repo" rev-parse HEAD)
+status=0
+out=$(ww "$repo" -- sh -c 'git add g && git commit -q -m two' 2>&1) || status=$?
+ok "a commit in a protected repository fails" test "$status" -ne 0
+is "HEAD unchanged" "$head_before" "$(git -C "$repo" rev-parse HEAD)"
+case $out in
+    *index.lock*) ok "git names .git/index.lock" true ;;
+    *) ok "git names .git/index.lock" false "$out" ;;
+esac
+case $out in
+    *"--unprotect .git"*) ok "the note names the fix (--unprotect .git)" true ;;
+    *) is "the note names the fix (--unprotect .git)" "--unprotect .git" "$out" ;;
+esac
+
+# --- No .git is created where there is none --------------------------------
+
+ws=$d/no-git
+mkdir -p "$ws"
+not_ok "git init in a workspace without .git fails" ww "$ws" -- git init -q
+ok "no .git is left on the host" test ! -e "$ws/.git"
+
+# --- A linked worktree: its gitdir and the common directory ----------------
+
+# Both repositories inside one writable root (-w $d/wtroot): the worktree's
+# .git file names the gitdir $main/.git/worktrees/wt, whose commondir is
+# $main/.git; both are held although $main/.git is not at the top of a root.
+main=$d/wtroot/main
+mkrepo "$main"
+git -C "$main" worktree add -q "$d/wtroot/wt" -b side 2>/dev/null
+wt=$d/wtroot/wt
+for name in hook config-fsmonitor config-worktree commondir; do
+    for target in "$main/.git/worktrees/wt" "$main/.git"; do
+        # The hooks of a worktree are its common directory's.
+        [ "$name" = hook ] && [ "$target" = "$main/.git/worktrees/wt" ] && continue
+        before=$(fingerprint "$main/.git")
+        not_ok "worktree $name: refused in $(basename "$(dirname "$target")")/$(basename "$target")" \
+            attack "$name" "$target" "$wt" -w "$d/wtroot"
+        is "worktree $name: the repository's .git unchanged" "$before" "$(fingerprint "$main/.git")"
+    done
+done
+is "worktree: the host's git runs nothing planted in the worktree" "nothing planted ran" "$(host_git "$wt")"
+is "worktree: the host's git runs nothing planted in the main repository" "nothing planted ran" "$(host_git "$main")"
+ok "control worktree: --unprotect .git lets config-fsmonitor through in the common directory" \
+    attack config-fsmonitor "$main/.git" "$wt" -w "$d/wtroot" --unprotect .git
+is "control worktree: the host's git in the worktree then runs the planted code" "planted code ran" "$(host_git "$wt")"
+
+# --- A submodule: the superproject's .git/modules/NAME ---------------------
+
+sup=$d/super
+mkrepo "$d/subsrc"
+mkrepo "$sup"
+git -C "$sup" -c protocol.file.allow=always submodule add -q "$d/subsrc" sub >/dev/null 2>&1
+git -C "$sup" commit -q -m sub
+ok "the submodule's gitdir is .git/modules/sub" test -d "$sup/.git/modules/sub/hooks"
+for name in hook config-fsmonitor; do
+    before=$(fingerprint "$sup/.git")
+    # From the superproject, and from the submodule's checkout (whose .git
+    # file names the module's gitdir) with the superproject writable.
+    not_ok "submodule $name: refused from the superproject" attack "$name" .git/modules/sub "$sup"
+    not_ok "submodule $name: refused from the submodule" attack "$name" "$sup/.git/modules/sub" "$sup/sub" -w "$sup"
+    is "submodule $name: the superproject's .git unchanged" "$before" "$(fingerprint "$sup/.git")"
+done
+is "submodule: the host's git runs nothing planted" "nothing planted ran" "$(host_git "$sup/sub")"
+is "superproject: the host's git runs nothing planted" "nothing planted ran" "$(host_git "$sup")"
+ok "control submodule: --unprotect .git lets a hook into .git/modules/sub" attack hook .git/modules/sub "$sup" --unprotect .git
+is "control submodule: the host's git in the submodule then runs the planted hook" "planted code ran" "$(host_git "$sup/sub")"
+
+done_testing
