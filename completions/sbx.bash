@@ -10,7 +10,8 @@ _sbx() {
     local policy_opts="-p --policy -n --network -w --writable-root --read-only --deny --deny-glob --minimal
         --workspace --exclude-slash-tmp
         --exclude-tmpdir-env-var --protect --unprotect --allow-unprotected --policy-file --policy-json
-        --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain"
+        --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain
+        --no-config"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --cap-live --json --events
         --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
         --approver-timeout --session --rules --escalate --justification --record-denials --explain --control-fd"
@@ -18,7 +19,7 @@ _sbx() {
     local sub="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            run|policy|check|doctor) sub=${words[i]}; break ;;
+            run|policy|check|doctor|trust) sub=${words[i]}; break ;;
             --) return ;;
         esac
     done
@@ -58,11 +59,17 @@ _sbx() {
 
     local words_for=
     case $sub in
-        "") words_for="run policy check doctor -h --help --version" ;;
+        "") words_for="run policy check doctor trust -h --help --version" ;;
         run) words_for="-h --help $policy_opts $run_opts --" ;;
-        policy) words_for="-h --help $policy_opts --json --seatbelt" ;;
+        policy) words_for="-h --help $policy_opts --json --seatbelt --relative" ;;
         check) words_for="-h --help $policy_opts --read --write --exec --connect --json" ;;
         doctor) words_for="-h --help --json" ;;
+        trust)  # the project policy to trust, or --revoke
+            if [[ $cur != -* ]]; then
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                return
+            fi
+            words_for="-h --help --revoke" ;;
     esac
     mapfile -t COMPREPLY < <(compgen -W "$words_for" -- "$cur")
 }

@@ -9,8 +9,8 @@ function __sbx_in
     return 1
 end
 
-complete -c sbx -f -n 'not __sbx_in run policy check doctor' -a 'run policy check doctor'
-complete -c sbx -n '__sbx_in run policy check doctor' -s h -l help -d 'Print this help message and exit'
+complete -c sbx -f -n 'not __sbx_in run policy check doctor trust' -a 'run policy check doctor trust'
+complete -c sbx -n '__sbx_in run policy check doctor trust' -s h -l help -d 'Print this help message and exit'
 complete -c sbx -n '__sbx_in run policy check' -s p -l policy -x -a 'read-only workspace-write danger-full-access external-sandbox' -d 'Sandbox mode'
 complete -c sbx -n '__sbx_in run policy check' -s n -l network -x -a 'restricted limited full' -d 'Network'
 complete -c sbx -n '__sbx_in run policy check' -l allow-domain -x -d 'Let the command reach this host through sbx\'s proxy'
@@ -28,6 +28,7 @@ complete -c sbx -n '__sbx_in run policy check' -l unprotect -x -d 'Stop protecti
 complete -c sbx -n '__sbx_in run policy check' -l allow-unprotected -d 'Where no mount namespace can be made, run with Landlock alone'
 complete -c sbx -n '__sbx_in run policy check' -l policy-file -r -F -d 'Read the policy from a JSON file with the canonical policy\'s keys'
 complete -c sbx -n '__sbx_in run policy check' -l policy-json -x -d 'The policy as JSON'
+complete -c sbx -n '__sbx_in run policy check' -l no-config -d 'Ignore the user\'s config'
 complete -c sbx -n '__sbx_in run policy check' -l limit-memory -x -d 'Address-space limit per process, e.g. 512M, 2G'
 complete -c sbx -n '__sbx_in run policy check' -l limit-cpu -x -d 'CPU-time limit per process, in seconds'
 complete -c sbx -n '__sbx_in run policy check' -l limit-procs -x -d 'Processes and threads of the whole sandbox'
@@ -61,9 +62,11 @@ complete -c sbx -n '__sbx_in run' -l escalate -d 'Ask to run this command withou
 complete -c sbx -n '__sbx_in run' -l justification -x -d 'Why --escalate is needed'
 complete -c sbx -n '__sbx_in policy' -l json -d 'Print the canonical JSON'
 complete -c sbx -n '__sbx_in policy' -l seatbelt -d 'Print the macOS Seatbelt profile it yields'
+complete -c sbx -n '__sbx_in policy' -l relative -d 'Print it as a project policy for .sbx/policy.json'
 complete -c sbx -n '__sbx_in check' -l json -d 'Print the answers as JSON'
 complete -c sbx -n '__sbx_in check' -l read -r -F -d 'May the command read PATH?'
 complete -c sbx -n '__sbx_in check' -l write -r -F -d 'May the command write PATH?'
 complete -c sbx -n '__sbx_in check' -l exec -r -F -d 'May the command execute PATH?'
 complete -c sbx -n '__sbx_in check' -l connect -x -d 'May the command connect to HOST:PORT?'
 complete -c sbx -n '__sbx_in doctor' -l json -d 'Print the report as JSON'
+complete -c sbx -n '__sbx_in trust' -l revoke -d 'Stop trusting it'

@@ -17,8 +17,10 @@
 #include "cli/options.h"
 #include "platform/seatbelt.h"
 #include "policy/check.h"
+#include "policy/config.h"
 #include "report/fix.h"
 #include "sbx_config.h"
+#include "util/sha256.h"
 
 namespace sbx::cli {
 
@@ -37,28 +39,48 @@ bool executable_file(const std::string& path) { return ::access(path.c_str(), X_
 
 }  // namespace
 
-ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
-    Environment env = system_environment();
-    env.cwd = workspace_cwd;
-    PolicyInput input;
+namespace {
 
-    std::optional<std::string> file = args.policy_file;
-    std::string file_source = "--policy-file " + file.value_or("");
-    if (!file) {
-        if (const char* f = std::getenv("SBX_POLICY_FILE"); f && *f) {
-            file = f;
-            file_source = fmt::format("$SBX_POLICY_FILE ({})", f);
-        }
-    }
-    // A document's own derived keys must agree with that document alone.
-    // (as it will be once the writable roots it names are made).
-    auto load = [&env](const std::string& text, const std::string& source) {
-        const auto missing = missing_writable_roots(input_from_document_text(text, source, env.cwd), env);
-        return read_policy_document(text, source, with_directories(env, missing)).input;
-    };
-    if (file) input.merge(load(read_policy_file(*file, file_source), file_source));
-    if (args.policy_json) input.merge(load(*args.policy_json, "--policy-json"));
-    input.merge(args.flags);
+// The trust store: $XDG_STATE_HOME/sbx/trust (policy/config.h), "" without one.
+std::string trust_directory() {
+    const std::string state = sbx_state_directory(std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+    return state.empty() ? "" : state + "/trust";
+}
+
+std::optional<TrustRecord> read_trust_record(const std::string& policy_path) {
+    const std::string dir = trust_directory();
+    if (dir.empty()) return std::nullopt;
+    std::ifstream f(dir + "/" + trust_record_name(policy_path), std::ios::binary);
+    if (!f) return std::nullopt;
+    std::ostringstream s;
+    s << f.rdbuf();
+    return parse_trust_record(s.str());
+}
+
+// The project policy of a workspace, read: where, its input, whether trusted.
+struct ProjectPolicy {
+    std::string path;     // absolute: the workspace's real path + /.sbx/policy.json
+    std::string display;  // as messages name it
+    PolicyInput input;
+    Trust trust = Trust::Untrusted;
+};
+
+std::optional<ProjectPolicy> read_project_policy(const std::string& workspace, const Environment& env) {
+    const auto real = env.realpath(workspace);
+    if (!real) return std::nullopt;  // resolve() reports the missing workspace
+    ProjectPolicy out;
+    out.path = join_path(*real, std::string(kProjectPolicyPath));
+    if (!env.lexists(out.path)) return std::nullopt;
+    out.display = out.path;
+    const std::string text = read_policy_file(out.path, out.display);
+    out.input = project_input_from_text(text, out.display, *real, env);
+    out.trust = trust_of(read_trust_record(out.path), out.path, sha256_hex(text));
+    return out;
+}
+
+// A policy input, every source in, resolved as sbx run will find the
+// filesystem: its missing writable roots and sbx's own directories made.
+ResolvedPolicyArgs resolve_input(PolicyInput input, const Environment& env) {
     // Every source is in: a mode none of them named is the default, and
     // writable roots under it are a contradiction that resolve() reports.
     // (A list of entries decides the mode itself: resolve() derives it.)
@@ -90,7 +112,121 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string
         all.insert(all.end(), state_dirs.begin(), state_dirs.end());
         policy = resolve(input, with_directories(env, all));
     }
+    // The user's config directory likewise (a workspace at $HOME): a read
+    // entry holds it read-only inside the writable root, made first (0700)
+    // where it is missing, so that no command writes the defaults of a later
+    // run.  An entry of the user's own that names it with write wins.
+    if (const std::string config = sbx_config_directory(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+        !config.empty() && policy.sandboxed_filesystem()) {
+        std::string existing = config;
+        std::vector<std::string> names;
+        std::optional<std::string> real;
+        while (!(real = env.realpath(existing)) && existing != "/") {
+            names.push_back(base_name(existing));
+            existing = parent_path(existing);
+        }
+        std::string path = real.value_or("/");
+        std::vector<std::string> to_make;
+        for (auto it = names.rbegin(); it != names.rend(); ++it) {
+            path = child_path(path, *it);
+            to_make.push_back(path);
+        }
+        if (real && env.is_directory(*real) && decide_path(policy, path).access == FsAccess::Write &&
+            (to_make.empty() || ::access(parent_path(to_make.front()).c_str(), W_OK) == 0)) {
+            input.extra_entries.push_back(
+                {{FsTarget::Kind::Path, path}, FsAccess::Read, std::string(kConfigDirectoryRule)});
+            state_dirs.insert(state_dirs.end(), to_make.begin(), to_make.end());
+            auto all = missing;
+            all.insert(all.end(), state_dirs.begin(), state_dirs.end());
+            policy = resolve(input, with_directories(env, all));
+        }
+    }
     return {std::move(policy), missing, state_dirs};
+}
+
+}  // namespace
+
+ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
+    Environment env = system_environment();
+    env.cwd = workspace_cwd;
+    // A document's own derived keys must agree with that document alone.
+    // (as it will be once the writable roots it names are made).
+    auto load = [&env](const std::string& text, const std::string& source) {
+        const auto missing = missing_writable_roots(input_from_document_text(text, source, env.cwd), env);
+        return read_policy_document(text, source, with_directories(env, missing)).input;
+    };
+
+    // Precedence, later wins: built-in defaults, the user's config, the
+    // project policy, the policy file, --policy-json, the flags.
+    std::vector<PolicyLayer> before, after;
+    std::vector<std::string> files;
+    if (!args.no_config) {
+        if (const std::string dir = sbx_config_directory(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+            !dir.empty()) {
+            const std::string path = dir + "/" + std::string(kUserConfigName);
+            if (env.lexists(path)) {
+                before.push_back({"user config " + path, load(read_policy_file(path, path), path)});
+                files.push_back("user config " + path);
+            } else {
+                files.push_back("user config " + path + " (none)");
+            }
+        }
+    }
+    std::optional<std::string> file = args.policy_file;
+    std::string file_source = "--policy-file " + file.value_or("");
+    if (!file) {
+        if (const char* f = std::getenv("SBX_POLICY_FILE"); f && *f) {
+            file = f;
+            file_source = fmt::format("$SBX_POLICY_FILE ({})", f);
+        }
+    }
+    if (file) after.push_back({file_source, load(read_policy_file(*file, file_source), file_source)});
+    if (args.policy_json) after.push_back({"--policy-json", load(*args.policy_json, "--policy-json")});
+    after.push_back({"command line", args.flags});
+
+    std::optional<ProjectPolicy> project;
+    if (!args.no_config) {
+        // The workspace the flags (else the user's config) name, else the cwd.
+        std::string workspace = workspace_cwd;
+        for (const auto* layers : {&before, &after})
+            for (const auto& l : *layers)
+                if (l.input.workspace)
+                    workspace =
+                        join_path(workspace_cwd, expand_home(l.input.workspace->path, env, l.input.workspace->source));
+        project = read_project_policy(workspace, env);
+        files.push_back(project ? fmt::format("project policy {} ({})", project->path,
+                                              project->trust == Trust::Trusted ? "trusted"
+                                              : project->trust == Trust::Changed
+                                                  ? "changed since it was trusted: it may only narrow"
+                                                  : "not trusted: it may only narrow")
+                                : fmt::format("project policy {}/{} (none)", workspace, kProjectPolicyPath));
+    }
+
+    auto merged = [](const std::vector<const std::vector<PolicyLayer>*>& groups) {
+        PolicyInput in;
+        for (const auto* g : groups)
+            for (const auto& l : *g) in.merge(l.input);
+        return in;
+    };
+    std::vector<PolicyLayer> middle;
+    if (project) middle.push_back({"project policy " + project->path, project->input});
+    ResolvedPolicyArgs out = resolve_input(merged({&before, &middle, &after}), env);
+    if (project && project->trust != Trust::Trusted) {
+        // An untrusted project policy may only narrow what the rest allows.
+        const CanonicalPolicy without = resolve_input(merged({&before, &after}), env).policy;
+        if (const auto wider = widenings(without, out.policy); !wider.empty())
+            throw Error(fmt::format(
+                "{}: {}: a project policy may only narrow the sandbox unless you trust it{}; review it, then "
+                "run 'sbx trust {}' (or run with --no-config to ignore it)",
+                project->path, wider.front(),
+                project->trust == Trust::Changed ? " (it changed since you trusted it)" : "", project->path));
+    }
+    std::vector<PolicyLayer> layers = before;
+    layers.insert(layers.end(), middle.begin(), middle.end());
+    layers.insert(layers.end(), after.begin(), after.end());
+    out.origins = setting_origins(layers);
+    out.config_files = files;
+    return out;
 }
 
 void make_missing_roots(const ResolvedPolicyArgs& resolved) {
@@ -144,15 +280,82 @@ int policy_command(const PolicyCommandArgs& args) {
     const CanonicalPolicy& p = resolved.policy;
     if (args.json) {
         fmt::print("{}\n", to_json_text(p));
+    } else if (args.relative) {
+        fmt::print("{}\n", relative_json(p).dump(2));
     } else if (args.seatbelt) {
         if (p.mode == Mode::DangerFullAccess)
             throw Error("--seatbelt: danger-full-access runs without a sandbox, so it has no profile");
         fmt::print("{}", seatbelt_profile(p));
     } else {
-        fmt::print("{}", to_text(p));
+        std::string text = to_text(p);
+        // Where each setting came from (the mode and the network always,
+        // the rest where a source set them), after the settings, before
+        // the notes.
+        const auto notes = text.find("\nnote: ");
+        std::string from;
+        for (std::size_t i = 0; i < resolved.config_files.size(); ++i)
+            from += fmt::format("{:<18}{}\n", i == 0 ? "config" : "", resolved.config_files[i]);
+        bool first = true;
+        for (const auto& [setting, origin] : resolved.origins) {
+            if (origin == "built-in default" && setting != "mode" && setting != "network") continue;
+            from += fmt::format("{:<18}{:<18} {}\n", first ? "set by" : "", setting, origin);
+            first = false;
+        }
+        text.insert(notes == std::string::npos ? text.size() : notes + 1, from);
+        fmt::print("{}", text);
         for (const auto& dir : resolved.missing_roots)
             fmt::print("note: {} does not exist yet; sbx run makes it\n", dir);
     }
+    return 0;
+}
+
+int trust_command(const TrustArgs& args) {
+    // The record names the file by its directory's real path, as sbx run
+    // finds it: <workspace>/.sbx/policy.json.
+    const std::string given = args.path;
+    const Environment env = system_environment();
+    const std::string abs = join_path(env.cwd, given);
+    const auto dir = env.realpath(parent_path(abs));
+    if (!dir) throw Error(fmt::format("trust: {}: no such directory", parent_path(given)));
+    const std::string path = join_path(*dir, base_name(abs));
+    if (!path.ends_with("/" + std::string(kProjectPolicyPath)))
+        throw Error(
+            fmt::format("trust: {}: not a project policy (sbx reads only <workspace>/{})", given, kProjectPolicyPath));
+    const std::string store = trust_directory();
+    if (store.empty()) throw Error("trust: no state directory: set $XDG_STATE_HOME or $HOME to an absolute path");
+    const std::string record = store + "/" + trust_record_name(path);
+    if (args.revoke) {
+        if (::unlink(record.c_str()) != 0) {
+            if (errno != ENOENT) throw Error(fmt::format("trust --revoke: {}: {}", record, std::strerror(errno)));
+            fmt::print("{} was not trusted\n", path);
+        } else {
+            fmt::print("{} is no longer trusted: it may only narrow the sandbox\n", path);
+        }
+        return 0;
+    }
+    const std::string text = read_policy_file(path, path);
+    // What sbx run would refuse is not trusted either.
+    (void)project_input_from_text(text, path, parent_path(parent_path(path)), env);
+    for (const std::string& d : {parent_path(store), store})
+        if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
+            throw Error(fmt::format("trust: cannot make {}: {}", d, std::strerror(errno)));
+    const TrustRecord r{sha256_hex(text), path};
+    const std::string tmp = fmt::format("{}.{}.tmp", record, ::getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f << trust_record_text(r);
+        f.close();
+        if (!f) throw Error(fmt::format("trust: cannot write {}: {}", tmp, std::strerror(errno)));
+    }
+    if (::rename(tmp.c_str(), record.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw Error(fmt::format("trust: cannot write {}: {}", record, std::strerror(e)));
+    }
+    fmt::print(
+        "trusted {} (sha256 {}): it may now widen the sandbox of runs in {}; any change to it ends the "
+        "trust\n",
+        path, r.hash, parent_path(parent_path(path)));
     return 0;
 }
 

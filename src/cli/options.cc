@@ -30,7 +30,10 @@ constexpr const char* kCheckExitCodes =
 constexpr const char* kDoctorExitCodes =
     "Exit status: 0 every mode is enforced on this machine; 1 otherwise.  See sbx(1).";
 
-constexpr const char* kCommands = "commands: run, policy, check, doctor";
+constexpr const char* kTrustExitCodes =
+    "Exit status: 0 done; 125 sbx refused (one line on stderr starting with 'sbx: ').  See sbx(1).";
+
+constexpr const char* kCommands = "commands: run, policy, check, doctor, trust";
 
 // The usage line of sbx run names the command it runs, which CLI11 (it
 // collects the command with prefix_command(), not a positional) leaves out.
@@ -163,6 +166,9 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
     add.option("--policy-json", args.policy_json,
                "The policy as JSON: canonical keys, Codex's SandboxPolicy ({\"type\":\"workspace-write\",...}), or "
                "Codex's permission profile ({\"type\":\"managed\",...}, \"disabled\", \"external\")");
+    add.flag("--no-config", args.no_config,
+             "Ignore the user's config ($XDG_CONFIG_HOME/sbx/config.json) and the workspace's project policy "
+             "(.sbx/policy.json): only the flags, the policy file and the defaults");
     add.option("--limit-memory", text.memory, "Address-space limit per process, e.g. 512M, 2G");
     add.option("--limit-cpu", text.cpu, "CPU-time limit per process, in seconds");
     add.option("--limit-procs", text.procs, "Processes and threads of the whole sandbox");
@@ -371,7 +377,7 @@ void check_command_word(const CLI::App& app, const std::vector<std::string>& wor
     const std::string flag = first.substr(0, first[1] == '-' ? first.find('=') : 2);
     const auto command = std::find_if(words.begin(), words.end(), is_command);
     const CLI::App* owner = nullptr;
-    for (const char* name : {"run", "policy", "check", "doctor"}) {
+    for (const char* name : {"run", "policy", "check", "doctor", "trust"}) {
         const CLI::App* sub = app.get_subcommand(name);
         if ((command == words.end() || *command == name) && sub->get_option_no_throw(flag) != nullptr) {
             owner = sub;
@@ -427,6 +433,9 @@ int main(int argc, char** argv) {
     Adder policy_flags(*policy, in_argv, "Options");
     policy_flags.flag("--json", policy_args.json, "Print the canonical JSON");
     policy_flags.flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
+    policy_flags.flag("--relative", policy_args.relative,
+                      "Print it as a project policy for .sbx/policy.json: the canonical JSON with paths in the "
+                      "workspace relative to it, without the workspace and the derived keys");
     policy->footer(kPolicyExitCodes);
 
     CheckArgs check_args;
@@ -458,6 +467,14 @@ int main(int argc, char** argv) {
         app.add_subcommand("doctor", "Report what this machine can enforce, proven by a live probe under each mode");
     Adder(*doctor, in_argv, "Options").flag("--json", doctor_args.json, "Print the report as JSON");
     doctor->footer(kDoctorExitCodes);
+
+    TrustArgs trust_args;
+    CLI::App* trust = app.add_subcommand(
+        "trust", "Trust a project policy's exact content, so that it may widen the sandbox: sbx trust [PATH]");
+    trust->add_option("path", trust_args.path, "The project policy (default: .sbx/policy.json)");
+    Adder(*trust, in_argv, "Options")
+        .flag("--revoke", trust_args.revoke, "Stop trusting it: it may then only narrow the sandbox");
+    trust->footer(kTrustExitCodes);
 
     check_command_word(app, words);
 
@@ -503,7 +520,8 @@ int main(int argc, char** argv) {
     }
     if (policy->parsed()) {
         finish_policy(policy_policy, policy_args.policy);
-        if (policy_args.json && policy_args.seatbelt) throw Error("--json and --seatbelt: choose one");
+        if (int(policy_args.json) + int(policy_args.seatbelt) + int(policy_args.relative) > 1)
+            throw Error("--json, --seatbelt and --relative: choose one");
         return policy_command(policy_args);
     }
     if (check->parsed()) {
@@ -511,6 +529,7 @@ int main(int argc, char** argv) {
         if (check_args.queries.empty()) throw Error("check: no query (give --read, --write, --exec or --connect)");
         return check_command(check_args);
     }
+    if (trust->parsed()) return trust_command(trust_args);
     return doctor_command(doctor_args);
 }
 

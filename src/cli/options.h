@@ -5,6 +5,8 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "approval/types.h"
@@ -22,6 +24,9 @@ struct PolicyArgs {
     PolicyInput flags;                       // from the flags themselves
     std::optional<std::string> policy_file;  // --policy-file, else $SBX_POLICY_FILE
     std::optional<std::string> policy_json;  // --policy-json
+    // --no-config: neither the user's config nor the project policy
+    // (policy/config.h); only the flags, the policy file and the defaults.
+    bool no_config = false;
 };
 
 struct RunArgs {
@@ -48,6 +53,14 @@ struct PolicyCommandArgs {
     PolicyArgs policy;
     bool json = false;
     bool seatbelt = false;
+    bool relative = false;  // --relative: a project policy (.sbx/policy.json)
+};
+
+// sbx trust [PATH] [--revoke]: trust (or stop trusting) a project policy's
+// exact bytes.
+struct TrustArgs {
+    std::string path = ".sbx/policy.json";
+    bool revoke = false;
 };
 
 struct CheckQuery {
@@ -75,7 +88,14 @@ struct ResolvedPolicyArgs {
     // holds it and it does not exist yet: made (0700) so that it alone is
     // held read-only (policy.h, held_state_directory).
     std::vector<std::string> missing_state{};
+    // Where each setting came from (policy/config.h setting_origins), and
+    // the configuration files looked at, each with what was found.
+    std::vector<std::pair<std::string, std::string>> origins{};
+    std::vector<std::string> config_files{};
 };
+// The rule of the read entry that holds the user's config directory
+// read-only inside a writable root.
+inline constexpr std::string_view kConfigDirectoryRule = "sbx: its user config stays read-only";
 ResolvedPolicyArgs resolve_policy_args(const PolicyArgs&, const std::string& workspace_cwd);
 
 // Makes the missing writable roots (mode 0777 less the umask) and the
@@ -97,6 +117,7 @@ void print_refusal_result(bool json, const std::vector<std::string>& command, co
                           const std::string& message);
 int policy_command(const PolicyCommandArgs&);
 int check_command(const CheckArgs&);
+int trust_command(const TrustArgs&);
 int doctor_command(const DoctorArgs&);
 
 }  // namespace sbx::cli

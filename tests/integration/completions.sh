@@ -21,7 +21,7 @@ bash_offers() {
         _sbx; printf "%s\n" "${COMPREPLY[@]}"' bash "$src/completions/sbx.bash" "$@" | sort -u
 }
 
-for sub in run policy check doctor; do
+for sub in run policy check doctor trust; do
     want=$(help_options "$sub")
     got=$(bash_offers "$sub" - | grep -v '^--$')
     is "bash: sbx $sub - offers exactly the options of sbx $sub --help" "$want" "$got"
@@ -32,7 +32,8 @@ is "bash: sbx offers the subcommands" "--help
 check
 doctor
 policy
-run" "$(bash_offers "")"
+run
+trust" "$(bash_offers "")"
 is "bash: -p offers the modes" "danger-full-access external-sandbox read-only workspace-write" \
     "$(bash_offers run -p "" | xargs)"
 is "bash: --network offers the networks" "full limited restricted" "$(bash_offers run --network "" | xargs)"

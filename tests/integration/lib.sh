@@ -92,6 +92,14 @@ scratch() {
     mktemp -d "$_scratch_root/XXXXXX"
 }
 
+# A developer's own configuration never changes a result: sbx reads its user
+# config from $XDG_CONFIG_HOME/sbx (none here; config.sh sets its own), and a
+# project policy only where a test writes one.  A path below /proc that does
+# not exist: no writable root ever holds it (sbx would hold it read-only
+# there, adding an entry), and git, which reads $XDG_CONFIG_HOME/git, finds
+# nothing there and says nothing, whoever runs it.
+export XDG_CONFIG_HOME=/proc/sbx-test-no-config
+
 protected_names_in() {
     (cd "$1" && ls -A | grep -E '^\.(git|sbx|codex|agents|aws)$' || true)
 }
