@@ -16,6 +16,7 @@
 #include "approval/posix.h"
 #include "util/error.h"
 #include "util/path.h"
+#include "util/private_dirs.h"
 
 namespace sbx::approval {
 namespace {
@@ -87,23 +88,6 @@ std::vector<ApprovalKey> parse_session_store(const std::string& text, const std:
     return keys;
 }
 
-namespace {
-
-// mkdir -p with mode 0700 for the directories it creates.
-void make_directories(const std::string& dir) {
-    std::string prefix;
-    std::size_t pos = 0;
-    while (pos != std::string::npos) {
-        pos = dir.find('/', pos + 1);
-        prefix = dir.substr(0, pos);
-        if (prefix.empty()) continue;
-        if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
-            throw Error(fmt::format("--session: cannot create {}: {}", prefix, errno_text(errno)));
-    }
-}
-
-}  // namespace
-
 nlohmann::json to_json(const ApprovalKey& k) {
     return json{{"command", k.command}, {"cwd", k.cwd}, {"policy", k.policy}, {"unsandboxed", k.unsandboxed}};
 }
@@ -136,7 +120,7 @@ bool FileSessionStore::contains(const ApprovalKey& key) const {
 
 void FileSessionStore::add(const ApprovalKey& key) {
     const std::string dir = parent_path(path_);
-    make_directories(dir);
+    make_private_directories(dir, "--session");
     Fd lock_fd(::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!lock_fd.valid()) throw Error(fmt::format("session lock {}: cannot open: {}", lock_path_, errno_text(errno)));
     while (::flock(lock_fd.get(), LOCK_EX) != 0) {

@@ -20,6 +20,7 @@
 #include "policy/config.h"
 #include "report/fix.h"
 #include "sbx_config.h"
+#include "util/private_dirs.h"
 #include "util/sha256.h"
 
 namespace sbx::cli {
@@ -336,9 +337,7 @@ int trust_command(const TrustArgs& args) {
     const std::string text = read_policy_file(path, path);
     // What sbx run would refuse is not trusted either.
     (void)project_input_from_text(text, path, parent_path(parent_path(path)), env);
-    for (const std::string& d : {parent_path(store), store})
-        if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
-            throw Error(fmt::format("trust: cannot make {}: {}", d, std::strerror(errno)));
+    make_private_directories(store, "trust");
     const TrustRecord r{sha256_hex(text), path};
     const std::string tmp = fmt::format("{}.{}.tmp", record, ::getpid());
     {

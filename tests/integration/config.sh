@@ -79,6 +79,8 @@ refuses "edited, it is untrusted again, and the message says it changed" "(it ch
 "$SBX" trust >/dev/null
 ok "trusted again after review" "$SBX" run -- true
 ok "sbx trust --revoke" "$SBX" trust --revoke
+ok "sbx trust makes a missing state directory (0700)" env XDG_STATE_HOME="$ws/fresh/state" "$SBX" trust
+is "... of mode 0700" 700 "$(stat -c %a "$ws/fresh/state/sbx/trust")"
 refuses "revoked, it is refused again" "sbx trust" "$SBX" run -- sh -c "$mark"
 
 # --- Bad project policies: one line, exit 125, nothing runs --------------------
