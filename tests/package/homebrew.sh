@@ -87,7 +87,7 @@ RUBY
     is "its libraries are the macOS build's meson dependencies but catch2, each at build time only" \
         "$(meson introspect --scan-dependencies meson.build | python3 -c '
 import json, sys
-print(sorted(d["name"] for d in json.load(sys.stdin) if d["name"] != "catch2"))')" \
+print(sorted({d["name"] for d in json.load(sys.stdin) if d["name"] != "catch2"}))')" \
         "$(declared '
 meson_name = {"cli11": "CLI11", "fmt": "fmt", "nlohmann-json": "nlohmann_json"}
 tools = {"meson", "ninja", "pkg-config"}
