@@ -175,7 +175,7 @@ TEST_CASE("a corrupt session file is an error and stays untouched", "[approval][
     CHECK(s.contains(key_of("x")));  // for this run (the orchestrator warns so)
 }
 
-TEST_CASE("concurrent processes adding approvals lose none", "[approval][store]") {
+TEST_CASE("concurrent processes adding approvals lose none", "[approval][store][no-qemu]") {
     TempDir dir;
     const std::string path = dir.path + "/shared.json";
     constexpr int kProcs = 8, kEach = 10;

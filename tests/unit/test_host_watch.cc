@@ -75,7 +75,7 @@ void write(const fs::path& p, const char* text) { std::ofstream(p) << text; }
 
 }  // namespace
 
-TEST_CASE("a file renamed over a covered path kills the watched process; finish names the path") {
+TEST_CASE("a file renamed over a covered path kills the watched process; finish names the path", "[no-qemu]") {
     const fs::path dir = scratch();
     write(dir / ".env", "old");
     HostWatch watch({(dir / ".env").string()});
@@ -89,7 +89,7 @@ TEST_CASE("a file renamed over a covered path kills the watched process; finish 
     fs::remove_all(dir);
 }
 
-TEST_CASE("writes in place and other names leave the watched process alone") {
+TEST_CASE("writes in place and other names leave the watched process alone", "[no-qemu]") {
     const fs::path dir = scratch();
     write(dir / ".env", "old");
     HostWatch watch({(dir / ".env").string()});
