@@ -13,6 +13,7 @@
 
 #include "approval/shell.h"
 #include "util/error.h"
+#include "util/json_error.h"
 #include "util/path.h"
 
 namespace sbx::approval {
@@ -230,10 +231,7 @@ void RuleSet::add_text(std::string_view text, const std::string& source) {
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
-        // e.what() is "[json.exception.parse_error.101] parse error at ...".
-        std::string what = e.what();
-        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-        throw Error(fmt::format("--rules {}: not valid JSON: {}", source, what));
+        throw Error(fmt::format("--rules {}: not valid JSON: {}", source, json_error_message(e)));
     }
     if (!doc.is_object())
         throw Error(fmt::format("--rules {}: expected an object with \"rules\", got {}", source, type_name(doc)));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/json_error.h"
 #include "util/sha256.h"
 
 namespace sbx {
@@ -87,9 +88,7 @@ PolicyInput project_input_from_text(std::string_view text, const std::string& so
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {
-        std::string what = e.what();
-        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-        throw Error(fmt::format("{}: not valid JSON: {}", source, what));
+        throw Error(fmt::format("{}: not valid JSON: {}", source, json_error_message(e)));
     }
     if (!doc.is_object()) throw Error(fmt::format("{}: expected a JSON object", source));
     for (const char* key : {"type", "workspace", "readable", "writable", "denied"})

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/policy.h"
+#include "util/json_error.h"
 
 namespace sbx {
 
@@ -377,9 +378,7 @@ json parse_text(std::string_view text, const std::string& source) {
     try {
         doc = json::parse(text, callback);
     } catch (const json::exception& e) {
-        std::string what = e.what();
-        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-        throw Error(fmt::format("{}: invalid permission profile JSON: {}", source, what));
+        throw Error(fmt::format("{}: invalid permission profile JSON: {}", source, json_error_message(e)));
     }
     if (duplicate)
         throw Error(fmt::format("{}: invalid permission profile JSON: duplicate key '{}'", source, *duplicate));

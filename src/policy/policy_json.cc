@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/policy.h"
+#include "util/json_error.h"
 
 namespace sbx {
 
@@ -314,9 +315,7 @@ json parse_json_text(std::string_view text, const std::string& source) {
     try {
         return json::parse(text);
     } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers
-        std::string what = e.what();
-        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-        throw Error(fmt::format("{}: invalid JSON: {}", source, what));
+        throw Error(fmt::format("{}: invalid JSON: {}", source, json_error_message(e)));
     }
 }
 
