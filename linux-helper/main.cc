@@ -439,10 +439,16 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
         const std::optional<int> ended = run_under_pid1({.mount = true, .pid = true, .net = limited}, setup, prepare,
                                                         abandoned, relays, command, forked);
         if (ended) {
-            bridge.reset();   // the sandbox is gone: so are its connections
-            protect.reset();  // remove the placeholders before ending (first: at sbx's timeout the grace is short)
+            bridge.reset();  // the sandbox is gone: so are its connections
+            // The watch ends while this run still holds its placeholders'
+            // directories (LOCK_SH): removing them converts that lock, which
+            // flock(2) does by dropping it first, so another run could then
+            // remove and remake a shared placeholder, an event that is no
+            // change of this run's view.  It throws when the host uncovered a
+            // path meanwhile; the placeholders go all the same (~protect).
+            if (host_watch) host_watch->finish();
+            protect.reset();  // then the placeholders (soon: at sbx's timeout the grace is short)
             pids.reset();
-            if (host_watch) host_watch->finish();  // throws when the host uncovered a path meanwhile
             exit_like(*ended);
         }
         // Ubuntu's AppArmor restriction: its profile for the helper first,
