@@ -312,15 +312,17 @@ sbx: denied 1 operation; first: connect 127.0.0.1:3128 (sbx's proxy serves at mo
     "$(printf '%s\n' "$out" | tr -d '\r')"
 
 # Nothing listens on the host: not while the command runs, not after.  (Only
-# sbx's and the helper's own sockets are looked at: other tests may come and
-# go on this machine meanwhile.)
-ours() { ss -Hltnp | grep -E '"(sbx|codex-linux-sa)"' || true; }
+# the sockets of this run's sbx and its descendants are looked at, by pid:
+# other tests, and other users' sbx runs, may come and go on this machine
+# meanwhile.)
+ours() { ss -Hltnp | grep -E "pid=($run_pids)," || true; }
 port_3128_before=$(ss -Hltn 'sport = :3128')
 rm -f "$ws/started" "$ws/go"
 (cd "$ws" && exec "$SBX" run -p workspace-write --allow-domain example.invalid -- \
     sh -c 'touch started; while [ ! -e go ]; do sleep 0.05; done') &
 run_pid=$!
 eventually test -e "$ws/started"
+run_pids=$(tree_pids $run_pid | tr ' ' '|')
 is "while it runs, sbx and the helper listen on nothing of the host" "" "$(ours)"
 is "while it runs, nothing new on the host's port 3128" "$port_3128_before" "$(ss -Hltn 'sport = :3128')"
 touch "$ws/go"

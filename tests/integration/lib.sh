@@ -17,6 +17,8 @@
 #   eventually CMD...      runs CMD until it succeeds; fails after
 #                          $SBX_TEST_PATIENCE seconds (default 30)
 #   placeholders_gone DIR  DIR holds none of the default protected names
+#   tree_pids PID          PID and its descendants (space-separated)
+#   tree_tasks PID         the threads of PID and its descendants, counted
 #   ended PID              PID has ended: gone, or a zombie (its files, locks
 #                          and mounts are released by then)
 #   is_placeholder PATH    PATH is a placeholder as the helper makes them on
@@ -126,16 +128,22 @@ eventually() {
     done
 }
 
-# The tasks (threads) of PID and of all its descendants, from /proc.
-tree_tasks() {
-    local pids=$1 all=$1 next p n=0
+# PID and all its descendants, from /proc, separated by spaces.
+tree_pids() {
+    local pids=$1 all=$1 next p
     while [ -n "${pids// /}" ]; do
         next=
         for p in $pids; do next="$next $(cat /proc/"$p"/task/*/children 2>/dev/null)"; done
         pids=$next
         all="$all $next"
     done
-    for p in $all; do n=$((n + $(ls /proc/"$p"/task 2>/dev/null | wc -l))); done
+    echo $all
+}
+
+# The tasks (threads) of PID and of all its descendants, from /proc.
+tree_tasks() {
+    local p n=0
+    for p in $(tree_pids "$1"); do n=$((n + $(ls /proc/"$p"/task 2>/dev/null | wc -l))); done
     echo "$n"
 }
 
