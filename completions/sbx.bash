@@ -46,7 +46,7 @@ _sbx() {
         --stdin) values="inherit null" ;;
         --keep) values="head tail both" ;;
         --target-os) values="linux macos" ;;
-        --reject) values="sandbox rules sandbox,rules" ;;
+        --reject) values="sandbox rules network sandbox,rules" ;;
         -w|--writable-root|--workspace|-C|--cwd)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
         --policy-file|--rules|--approver|--read-only|--deny|--read|--write|--exec)

@@ -53,7 +53,7 @@ complete -c sbx -n '__sbx_in run' -l explain -d 'After the run, print the sbx ru
 complete -c sbx -n '__sbx_in run' -l dry-run -d 'Print what would be executed as one JSON object {argv, env'
 complete -c sbx -n '__sbx_in run' -l target-os -x -a 'linux macos' -d 'With --dry-run'
 complete -c sbx -n '__sbx_in run' -s a -l ask-for-approval -x -a 'never on-failure on-request untrusted' -d 'never'
-complete -c sbx -n '__sbx_in run' -l reject -x -a 'sandbox rules sandbox,rules' -d 'Auto-reject these prompt kinds'
+complete -c sbx -n '__sbx_in run' -l reject -x -a 'sandbox rules network sandbox,rules' -d 'Auto-reject these prompt kinds'
 complete -c sbx -n '__sbx_in run' -l approver -r -F -d 'Program that decides approvals'
 complete -c sbx -n '__sbx_in run' -l approver-timeout -x -d 'How long the --approver program may take per request'
 complete -c sbx -n '__sbx_in run' -l session -x -d 'Keep approved_for_session decisions in $XDG_STATE_HOME/sbx/sessions/NAME.json'

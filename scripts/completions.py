@@ -27,7 +27,7 @@ VALUES = {
     "--stdin": "inherit null",
     "--keep": "head tail both",
     "--target-os": "linux macos",
-    "--reject": "sandbox rules sandbox,rules",
+    "--reject": "sandbox rules network sandbox,rules",
 }
 FILES = {"--policy-file", "--rules", "--approver", "--read-only", "--deny", "--read", "--write", "--exec"}
 DIRS = {"--writable-root", "--workspace", "--cwd"}

@@ -58,9 +58,10 @@ nlohmann::json to_json(const ApprovalPrompt& p) {
         j["fix"] = d.fix;
         denials.push_back(std::move(j));
     }
-    return json{{"command", p.command},        {"cwd", p.cwd},       {"reason", p.reason},
-                {"kind", to_string(p.kind)},   {"policy", p.policy}, {"denials", denials},
-                {"stderr_tail", p.stderr_tail}};
+    json j{{"command", p.command}, {"cwd", p.cwd},       {"reason", p.reason},          {"kind", to_string(p.kind)},
+           {"policy", p.policy},   {"denials", denials}, {"stderr_tail", p.stderr_tail}};
+    if (p.network) j["network"] = json{{"host", p.network->host}, {"port", p.network->port}};
+    return j;
 }
 
 std::optional<ReviewDecision> parse_approver_output(std::string_view out) {
@@ -231,6 +232,8 @@ std::string render_prompt(const ApprovalPrompt& prompt) {
                                    fold_for_display(escape_for_display(prompt.reason), kWidth, indent));
     text += field("command:", command);
     text += field("cwd:", escape_for_display(prompt.cwd));
+    if (prompt.network)
+        text += field("connect:", escape_for_display(fmt::format("{}:{}", prompt.network->host, prompt.network->port)));
     if (prompt.kind == ApprovalKind::Sandbox || prompt.kind == ApprovalKind::Escalation)
         text += field("runs:", "without what sbx would lift (see the reason), if you answer y or a");
     // Why, after a failed sandboxed attempt: its first denials (the rest counted).

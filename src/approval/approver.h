@@ -40,6 +40,7 @@ struct ApprovalPrompt {
     // attempt ran.
     std::vector<DeniedOperation> denials;
     std::string stderr_tail;
+    std::optional<NetworkTarget> network{};  // kind Network: the connection asked about
 };
 
 // The most of a failed attempt's stderr a prompt carries (its last bytes).
@@ -48,7 +49,7 @@ inline constexpr std::size_t kPromptStderrTail = 2048;
 // The JSON request an approver program reads on stdin:
 // {"command": [...], "cwd": "...", "reason": "...", "kind": "...", "policy": {...},
 //  "denials": [{"operation": ..., "path" or "address": ..., "rule": ..., "fix": ...}],
-//  "stderr_tail": "..."}
+//  "stderr_tail": "...", ["network": {"host": ..., "port": N}] (kind network)}
 nlohmann::json to_json(const ApprovalPrompt&);
 
 struct ApproverAnswer {

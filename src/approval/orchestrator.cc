@@ -1,5 +1,7 @@
 #include "approval/orchestrator.h"
 
+#include <utility>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -159,6 +161,60 @@ Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings&
     c.out.sandbox_denied = second.sandbox_denied;
     c.out.escalated = true;
     return std::move(c.out);
+}
+
+NetworkApprovals::NetworkApprovals(const ApprovalRequest& request, const ApprovalSettings& settings,
+                                   SessionStore& store, Approver& approver)
+    : request_(request), settings_(settings), store_(store), approver_(approver) {
+    const bool asking_mode = settings.mode == AskForApproval::OnRequest || settings.mode == AskForApproval::Untrusted;
+    active_ = asking_mode && settings.approver && !settings.reject.network && request.policy.by_name();
+}
+
+bool NetworkApprovals::ask(const std::string& host, std::uint16_t port) {
+    if (!active_) return false;
+    const NetworkTarget target{host, port};
+    ApprovalEntry entry;
+    entry.stage = ApprovalStage::During;
+    entry.kind = ApprovalKind::Network;
+    entry.reason = fmt::format("connect to {}:{}, which no allow-domain names", host, port);
+    entry.network = target;
+    ApprovalKey key;
+    key.network = target;
+    std::optional<std::string> warning;
+    if (store_.contains(key)) {
+        entry.answered_by = "cache";
+        entry.decision = ReviewDecision::ApprovedForSession;
+    } else {
+        ApprovalPrompt prompt{request_.command,         request_.cwd, entry.reason, ApprovalKind::Network,
+                              to_json(request_.policy), {},           {},           target};
+        const ApproverAnswer a = approver_.ask(prompt);
+        entry.answered_by = a.answered_by;
+        if (a.answered_by == "approver" && settings_.approver) entry.approver = *settings_.approver;
+        entry.decision = a.decision;
+        if (!a.note.empty()) entry.note = a.note;
+        if (a.decision == ReviewDecision::ApprovedForSession) {
+            try {
+                store_.add(key);
+            } catch (const Error& e) {
+                warning = fmt::format("the session approval holds for this run only: {}", e.what());
+                entry.note = *warning;
+            }
+        }
+    }
+    std::lock_guard lock(mutex_);
+    entries_.push_back(entry);
+    if (warning) warnings_.push_back(*warning);
+    return approved(entry.decision);
+}
+
+std::vector<ApprovalEntry> NetworkApprovals::take_entries() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(entries_, {});
+}
+
+std::vector<std::string> NetworkApprovals::take_warnings() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(warnings_, {});
 }
 
 Orchestrated orchestrate(const ApprovalRequest& request, const ApprovalSettings& settings, const AttemptFn& attempt) {

@@ -2,7 +2,9 @@
 // attempts that the caller (cli/run.cc) carries out.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,5 +57,38 @@ Orchestrated orchestrate(const ApprovalRequest&, const ApprovalSettings&, Sessio
 // The flow with the store and approver the settings name (--session,
 // --approver, else /dev/tty, else denied).
 Orchestrated orchestrate(const ApprovalRequest&, const ApprovalSettings&, const AttemptFn& attempt);
+
+// Network requests (ApprovalKind::Network): while a sandboxed attempt runs,
+// the allowlist proxy asks about each connection to a host and port that no
+// allow-domain names (net/proxy.h AskHost), once per run.  Asked only under
+// on-request and untrusted, and only of an --approver program: a prompt on
+// the terminal would compete with the running command for it.  A session
+// approval of that host and port (approved_for_session, now or earlier in
+// the --session) answers without asking.  approved and approved_for_session
+// let the connection through (its address is still checked); denied and
+// abort refuse it, as the allowlist would have.  Each answer becomes a
+// request of the result's "approval" (stage "during").  The proxy calls
+// ask() one call at a time.
+class NetworkApprovals {
+public:
+    NetworkApprovals(const ApprovalRequest&, const ApprovalSettings&, SessionStore&, Approver&);
+    // Whether ask() asks anyone at all (else it is never to be called).
+    bool active() const { return active_; }
+    bool ask(const std::string& host, std::uint16_t port);
+    // The answers so far, and the warnings (a session file that could not
+    // be written), each once.
+    std::vector<ApprovalEntry> take_entries();
+    std::vector<std::string> take_warnings();
+
+private:
+    const ApprovalRequest& request_;
+    const ApprovalSettings& settings_;
+    SessionStore& store_;
+    Approver& approver_;
+    bool active_ = false;
+    std::mutex mutex_;  // guards what follows
+    std::vector<ApprovalEntry> entries_;
+    std::vector<std::string> warnings_;
+};
 
 }  // namespace sbx::approval

@@ -9,7 +9,14 @@
 
 namespace sbx::approval {
 
-std::string_view to_string(ApprovalStage s) { return s == ApprovalStage::Retry ? "retry" : "before"; }
+std::string_view to_string(ApprovalStage s) {
+    switch (s) {
+        case ApprovalStage::Before: return "before";
+        case ApprovalStage::During: return "during";
+        case ApprovalStage::Retry: return "retry";
+    }
+    return "before";
+}
 
 namespace {
 
@@ -27,6 +34,7 @@ json to_json(const ApprovalEntry& e) {
     if (e.approver) j["approver"] = *e.approver;
     if (e.rule) j["rule"] = to_json(*e.rule);
     if (e.note) j["note"] = *e.note;
+    if (e.network) j["network"] = json{{"host", e.network->host}, {"port", e.network->port}};
     return j;
 }
 
@@ -83,13 +91,15 @@ RuleMatch rule_from_json(const json& j, std::string_view where) {
 }
 
 ApprovalEntry entry_from_json(const json& j, const std::string& where) {
-    object(j, where,
-           {"stage", "kind", "reason", "first_attempt", "answered_by", "decision", "approver", "rule", "note"});
+    object(
+        j, where,
+        {"stage", "kind", "reason", "first_attempt", "answered_by", "decision", "approver", "rule", "note", "network"});
     ApprovalEntry e;
-    e.stage = word(j, "stage", where, {ApprovalStage::Before, ApprovalStage::Retry});
+    e.stage = word(j, "stage", where, {ApprovalStage::Before, ApprovalStage::During, ApprovalStage::Retry});
     if (j.contains("kind"))
         e.kind = word(j, "kind", where,
-                      {ApprovalKind::Sandbox, ApprovalKind::Rules, ApprovalKind::Escalation, ApprovalKind::Untrusted});
+                      {ApprovalKind::Sandbox, ApprovalKind::Rules, ApprovalKind::Escalation, ApprovalKind::Untrusted,
+                       ApprovalKind::Network});
     e.reason = text(j, "reason", where);
     if (j.contains("first_attempt")) {
         const std::string at = where + ".first_attempt";
@@ -107,6 +117,13 @@ ApprovalEntry entry_from_json(const json& j, const std::string& where) {
     e.approver = optional_text(j, "approver", where);
     if (j.contains("rule")) e.rule = rule_from_json(j["rule"], where + ".rule");
     e.note = optional_text(j, "note", where);
+    if (j.contains("network")) {
+        const std::string at = where + ".network";
+        const json& n = object(j["network"], at, {"host", "port"});
+        const json& port = member(n, "port", at);
+        if (!port.is_number_unsigned() || port.get<std::uint64_t>() > 65535) bad(at, "\"port\" is not a port");
+        e.network = NetworkTarget{text(n, "host", at), static_cast<std::uint16_t>(port.get<std::uint64_t>())};
+    }
     return e;
 }
 

@@ -14,12 +14,14 @@
 
 namespace sbx::approval {
 
-// Before the first attempt, or the retry without the sandbox after it.
-enum class ApprovalStage { Before, Retry };
+// Before the first attempt, while an attempt runs (a Network request), or
+// the retry without the sandbox after it.
+enum class ApprovalStage { Before, During, Retry };
 std::string_view to_string(ApprovalStage);
 
 // One prompt:
-//   {"stage": "before"|"retry", ["kind": ...], "reason": ...,
+//   {"stage": "before"|"during"|"retry", ["kind": ...], "reason": ...,
+//    ["network": {"host": ..., "port": N}] (kind network),
 //    ["first_attempt": {"exit_code": N, "sandbox_denied": true}] (retry),
 //    "answered_by": "approver"|"tty"|"default-deny"|"cache"|"rule"|"reject"|
 //                   "mode",
@@ -40,6 +42,7 @@ struct ApprovalEntry {
     std::optional<std::string> approver;  // when answered_by is "approver"
     std::optional<RuleMatch> rule;        // the rule that settled it
     std::optional<std::string> note;
+    std::optional<NetworkTarget> network;  // kind Network
     bool operator==(const ApprovalEntry&) const = default;
 };
 

@@ -70,6 +70,16 @@ std::vector<ApprovalKey> parse_session_store(const std::string& text, const std:
         auto bad = [&](const char* what) { return corrupt(fmt::format("approval {}: {}", index, what)); };
         if (!entry.is_object()) throw bad("expected an object");
         ApprovalKey key;
+        if (entry.contains("network")) {
+            const auto& n = entry["network"];
+            if (entry.size() != 1 || !n.is_object() || n.size() != 2 || !n.contains("host") || !n["host"].is_string() ||
+                n["host"].get<std::string>().empty() || !n.contains("port") || !n["port"].is_number_unsigned() ||
+                n["port"].get<std::uint64_t>() == 0 || n["port"].get<std::uint64_t>() > 65535)
+                throw bad("a network approval is {\"network\": {\"host\": NAME, \"port\": 1..65535}} alone");
+            key.network = NetworkTarget{n["host"].get<std::string>(), n["port"].get<std::uint16_t>()};
+            keys.push_back(std::move(key));
+            continue;
+        }
         if (!entry.contains("command") || !entry["command"].is_array())
             throw bad("\"command\" must be an array of strings");
         for (const auto& w : entry["command"]) {
@@ -89,6 +99,7 @@ std::vector<ApprovalKey> parse_session_store(const std::string& text, const std:
 }
 
 nlohmann::json to_json(const ApprovalKey& k) {
+    if (k.network) return json{{"network", {{"host", k.network->host}, {"port", k.network->port}}}};
     return json{{"command", k.command}, {"cwd", k.cwd}, {"policy", k.policy}, {"unsandboxed", k.unsandboxed}};
 }
 

@@ -11,16 +11,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "approval/types.h"
+
 namespace sbx::approval {
 
 // What an approval is for: this argv, in this cwd, under this canonical
 // policy, run with or without the sandbox.  An approval to run a command
-// under the sandbox never answers a request to run it without one.
+// under the sandbox never answers a request to run it without one.  Or,
+// with `network` set and nothing else: connections to that host and port
+// (ApprovalKind::Network), from any command of the session.
 struct ApprovalKey {
     std::vector<std::string> command;
     std::string cwd;
     nlohmann::json policy;  // canonical JSON
     bool unsandboxed = false;
+    std::optional<NetworkTarget> network{};
     bool operator==(const ApprovalKey&) const = default;
 };
 
@@ -49,7 +54,8 @@ private:
 
 // One JSON file:
 //   {"version": 1, "approvals": [{"command": [...], "cwd": "...",
-//     "policy": {...}, "unsandboxed": false}, ...]}
+//     "policy": {...}, "unsandboxed": false},
+//     {"network": {"host": "...", "port": N}}, ...]}
 // Opening reads and checks it, once: a corrupt file throws Error (and is
 // never rewritten), and contains() answers from what was read then (and
 // what this run added), never from what the command may have written to the

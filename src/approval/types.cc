@@ -32,6 +32,7 @@ std::string_view to_string(ApprovalKind k) {
         case ApprovalKind::Rules: return "rules";
         case ApprovalKind::Escalation: return "escalation";
         case ApprovalKind::Untrusted: return "untrusted";
+        case ApprovalKind::Network: return "network";
     }
     return "sandbox";
 }
@@ -62,9 +63,12 @@ RejectConfig parse_reject(const std::vector<std::string>& values) {
             const auto word = value.substr(start, comma == std::string::npos ? comma : comma - start);
             if (word == "sandbox") r.sandbox = true;
             else if (word == "rules") r.rules = true;
+            else if (word == "network") r.network = true;
             else
                 throw Error(
-                    fmt::format("--reject: unknown prompt kind '{}' (expected sandbox, rules or sandbox,rules)", word));
+                    fmt::format("--reject: unknown prompt kind '{}' (expected sandbox, rules or network, or a "
+                                "comma-separated list)",
+                                word));
             if (comma == std::string::npos) break;
             start = comma + 1;
         }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,17 @@ enum class AskForApproval { Never, OnFailure, OnRequest, Untrusted };
 //   Rules:      a `prompt` rule matched the command.
 //   Escalation: --escalate asked to run without the sandbox (on-request).
 //   Untrusted:  untrusted mode, a command not known to be safe.
-enum class ApprovalKind { Sandbox, Rules, Escalation, Untrusted };
+//   Network:    while the command runs, a connection to a host that no
+//               allow-domain names (on-request and untrusted, with
+//               --approver; NetworkApprovals in orchestrator.h).
+enum class ApprovalKind { Sandbox, Rules, Escalation, Untrusted, Network };
+
+// The host (a name or an address, normalised) and port of a Network request.
+struct NetworkTarget {
+    std::string host;
+    std::uint16_t port = 0;
+    bool operator==(const NetworkTarget&) const = default;
+};
 
 std::string_view to_string(ReviewDecision);
 std::string_view to_string(AskForApproval);
@@ -39,10 +50,12 @@ std::optional<ReviewDecision> parse_review_decision(std::string_view);
 
 // --reject sandbox,rules: prompts of these kinds are refused without asking.
 // `sandbox` covers the prompts about running without the sandbox (the retry
-// after a denial and an --escalate request); `rules` covers `prompt` rules.
+// after a denial and an --escalate request); `rules` covers `prompt` rules;
+// `network` the Network requests (orchestrator.h NetworkApprovals).
 struct RejectConfig {
     bool sandbox = false;
     bool rules = false;
+    bool network = false;  // Network requests: refused without asking
     bool operator==(const RejectConfig&) const = default;
 };
 
@@ -72,7 +85,7 @@ struct ApprovalSettings {
 // initialisers may leave any out (GCC 12's -Wmissing-field-initializers).
 struct ApprovalFlags {
     std::string ask_for_approval = "never";                       // never|on-failure|on-request|untrusted
-    std::vector<std::string> reject{};                            // "sandbox", "rules"
+    std::vector<std::string> reject{};                            // "sandbox", "rules", "network"
     std::optional<std::string> approver{};                        // --approver PROGRAM
     std::optional<std::chrono::milliseconds> approver_timeout{};  // --approver-timeout (0: no limit)
     std::optional<std::string> session{};                         // --session NAME

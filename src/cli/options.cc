@@ -269,7 +269,7 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     approval.option("-a,--ask-for-approval", args.approval.ask_for_approval,
                     "never (default), on-failure, on-request, untrusted");
     if (auto* o = approval.option("--reject", args.approval.reject,
-                                  "Auto-reject these prompt kinds: sandbox, rules (comma-separated)"))
+                                  "Auto-reject these prompt kinds: sandbox, rules, network (comma-separated)"))
         o->delimiter(',');
     approval.option("--approver", args.approval.approver,
                     "Program that decides approvals: one JSON request on stdin, a decision on stdout");

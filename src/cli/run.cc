@@ -78,6 +78,8 @@ public:
     Runner(const RunArgs& args, CanonicalPolicy policy) : args_(args), policy_(std::move(policy)) {}
 
     const CanonicalPolicy& policy() const { return policy_; }
+    // Network requests of the approval flow, for the attempts' proxies (none: not asked).
+    void ask_network_with(approval::NetworkApprovals* network) { network_ = network; }
 
     // The plan of this command under the policy (sandboxed) or without what
     // sbx could lift (approval::lifted_policy: the danger-full-access plan
@@ -141,8 +143,11 @@ public:
             // --control-fd: a copy for this attempt's proxy (a retry reads on
             // from where it stopped, from the policy's rules again).
             Fd control(args_.control_fd >= 0 ? ::fcntl(args_.control_fd, F_DUPFD_CLOEXEC, 3) : -1);
+            net::AskHost ask;
+            if (network_)
+                ask = [n = network_](const std::string& host, std::uint16_t port) { return n->ask(host, port); };
             proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains},
-                          relay_cap(policy_.limits.processes), std::move(control));
+                          relay_cap(policy_.limits.processes), std::move(control), std::move(ask));
             opt.proxy_channel = proxy->helper_channel();
         }
         a.result = supervise(a.plan, opt);
@@ -254,6 +259,7 @@ private:
 
     const RunArgs& args_;
     CanonicalPolicy policy_;
+    approval::NetworkApprovals* network_ = nullptr;
     mutable std::string helper_;
 };
 
@@ -374,7 +380,15 @@ int run_and_report(const RunArgs& args, bool& reported) {
     std::optional<Attempt> last;
     std::optional<Explanation> explanation;  // the last sandboxed attempt's
     std::optional<RunReport::FirstAttempt> first;
-    const approval::Orchestrated o = approval::orchestrate(request, settings, [&](bool sandboxed) {
+    // The store is read and the approver found before anything runs, neither
+    // from a place the command may write; the network requests (while an
+    // attempt runs) go to the same approver and store.
+    const auto writable = approval::writable_roots_of(request.policy);
+    const auto store = approval::open_session_store(settings.session, writable);
+    const auto approver = approval::make_approver(settings, writable);
+    approval::NetworkApprovals network(request, settings, *store, *approver);
+    if (network.active()) runner.ask_network_with(&network);
+    approval::Orchestrated o = approval::orchestrate(request, settings, *store, *approver, [&](bool sandboxed) {
         last = runner.attempt(sandboxed);
         if (last->explanation) explanation = last->explanation;
         if (!first)
@@ -383,6 +397,8 @@ int run_and_report(const RunArgs& args, bool& reported) {
         return approval::AttemptOutcome{last->result, last->denial.sandbox_denied, prompt_denials(last->denial),
                                         prompt_stderr_tail(last->result)};
     });
+    for (auto& e : network.take_entries()) o.approval.requests.push_back(std::move(e));
+    for (auto& w : network.take_warnings()) o.warnings.push_back(std::move(w));
     for (const auto& w : o.warnings) write_all(STDERR_FILENO, fmt::format("sbx: warning: {}\n", w));
     RunReport r;
     r.command = args.command.argv;

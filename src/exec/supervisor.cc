@@ -508,13 +508,16 @@ void kill_under_helper(const exec::Child& helper) {
 
 // Reaps the zombies of orphaned descendants (reparented to sbx, the
 // subreaper) so that a long run does not pile them up; the main child is left
-// to its pidfd.
+// to its pidfd.  Only this thread's children (__WNOTHREAD): the supervisor's
+// thread made the main child and adopts the orphans, while a child another
+// thread of sbx made meanwhile (an --approver program asked by the allowlist
+// proxy about a connection) is that thread's to wait for, with its status.
 void reap_orphans(pid_t main_child) {
     while (true) {
         siginfo_t info{};
-        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WNOTHREAD) != 0 || info.si_pid == 0) return;
         if (info.si_pid == main_child) return;
-        ::waitpid(info.si_pid, nullptr, WNOHANG);
+        ::waitpid(info.si_pid, nullptr, WNOHANG | __WNOTHREAD);
     }
 }
 

@@ -286,11 +286,11 @@ Decision decide_host(const DomainRules& rules, std::string_view requested, std::
         if (const auto* p = find_address(rules.deny, *a, port)) return deny(*p);
         if (const auto* p = find_address(rules.allow, *a, port)) return {true, "allow-domain " + *p, ""};
         const std::string text = to_string(*a);
-        return {false, fmt::format("no allow-domain names the address {}", text), "--allow-domain " + text};
+        return {false, fmt::format("no allow-domain names the address {}", text), "--allow-domain " + text, true};
     }
     if (const auto* p = find_name(rules.deny, host, port)) return deny(*p);
     if (const auto* p = find_name(rules.allow, host, port)) return {true, "allow-domain " + *p, ""};
-    return {false, fmt::format("no allow-domain matches {}", host), "--allow-domain " + host};
+    return {false, fmt::format("no allow-domain matches {}", host), "--allow-domain " + host, true};
 }
 
 Decision decide_address(const DomainRules& rules, std::string_view host, const Address& a,

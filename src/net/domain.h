@@ -83,6 +83,9 @@ struct Decision {
     // For a refusal: the flag that would allow it ("--allow-domain host"),
     // or "no flag suggested: WHY".
     std::string fix;
+    // Refused only because no allow-domain names the host (no deny-domain,
+    // no refused address): what an approver may be asked about (proxy.h).
+    bool unlisted = false;
 };
 
 // The decision by name (or IP literal) for a request to host on port (0:

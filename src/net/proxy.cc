@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -144,6 +145,10 @@ struct AllowlistProxy::State {
     Fd stop;                      // an eventfd: readable once finish() was called
     std::atomic<bool> stopping{false};
 
+    AskHost ask;
+    std::mutex ask_mutex;                                           // one question at a time; guards answers
+    std::map<std::pair<std::string, std::uint16_t>, bool> answers;  // what ask said, per host and port
+
     std::mutex mutex;    // guards what follows
     DomainRules rules_;  // read through rules(): updated by --control-fd
     std::vector<ProxyDenial> denials;
@@ -153,6 +158,8 @@ struct AllowlistProxy::State {
         std::lock_guard lock(mutex);
         return rules_;
     }
+    // The decision by name, with ask's answer for an unlisted host.
+    Decision decide(const Target& t);
     void read_control();
     void apply_control(std::string_view line);
 
@@ -341,6 +348,25 @@ void AllowlistProxy::State::apply_control(std::string_view line) {
     }
 }
 
+Decision AllowlistProxy::State::decide(const Target& t) {
+    Decision d = decide_host(rules(), t.host, t.port);
+    if (d.allowed || !d.unlisted || !ask) return d;
+    bool yes = false;
+    {
+        std::lock_guard lock(ask_mutex);
+        const auto key = std::make_pair(t.host, t.port);
+        if (const auto it = answers.find(key); it != answers.end()) {
+            yes = it->second;
+        } else if (!stopping) {
+            yes = ask(t.host, t.port);
+            answers.emplace(key, yes);
+        }
+    }
+    if (yes) return {true, "approved by --approver", ""};
+    d.rule += " (nor did an approver allow it)";
+    return d;
+}
+
 // One connection more than the cap allows: refused from the accepting thread,
 // without a wait.  An HTTP client (or one that has sent nothing yet) gets 503
 // with X-Sbx-Denied; a SOCKS5 one, whose greeting has no refusal to give, is
@@ -503,7 +529,7 @@ void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     }
     if (!target) return fail(400, "Bad Request", "sbx: no host:port in the request\n");
 
-    Decision d = decide_host(rules(), target->host, target->port);
+    Decision d = decide(*target);
     if (!d.allowed) {
         deny(*target, d);
         send_all(client.get(),
@@ -579,7 +605,7 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     }
     t.port = static_cast<std::uint16_t>((static_cast<unsigned char>(r[length - 2]) << 8) |
                                         static_cast<unsigned char>(r[length - 1]));
-    Decision d = decide_host(rules(), t.host, t.port);
+    Decision d = decide(t);
     if (!d.allowed) {
         deny(t, d);
         reply(0x02);  // connection not allowed by ruleset
@@ -597,8 +623,10 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     relay(client, upstream);
 }
 
-AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap, Fd control) : state_(std::make_shared<State>()) {
+AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap, Fd control, AskHost ask)
+    : state_(std::make_shared<State>()) {
     state_->rules_ = std::move(rules);
+    state_->ask = std::move(ask);
     state_->cap = cap;
     state_->control = std::move(control);
     int pair[2];

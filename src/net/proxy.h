@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -41,6 +42,13 @@ struct ProxyDenial {
     bool operator==(const ProxyDenial&) const = default;
 };
 
+// Asked about a connection that only the allowlist refuses (no allow-domain
+// names the host: Decision::unlisted), before refusing it: true lets it
+// through (its address is still checked, decide_address).  Called from the
+// connections' threads, one call at a time, once per host and port for the
+// proxy's life: the answer is kept for the connections after it.
+using AskHost = std::function<bool(const std::string& host, std::uint16_t port)>;
+
 class AllowlistProxy {
 public:
     // Makes the socket pair and starts accepting once the helper sends the
@@ -48,8 +56,8 @@ public:
     // PATTERN" and "deny-domain PATTERN[=REASON]" read while the command
     // runs, each for the connections after it (a bad line changes nothing
     // and is said on stderr, "sbx: --control-fd: ..."); sbx's own descriptor,
-    // never the command's.  Throws Error.
-    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{}, Fd control = Fd());
+    // never the command's.  ask: see AskHost (none: refused).  Throws Error.
+    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{}, Fd control = Fd(), AskHost ask = {});
     ~AllowlistProxy();
     AllowlistProxy(const AllowlistProxy&) = delete;
     AllowlistProxy& operator=(const AllowlistProxy&) = delete;

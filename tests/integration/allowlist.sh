@@ -366,6 +366,83 @@ own" "$out"
 else
     skip "a name that resolves to one of the host's own addresses is refused" "needs root (unshare -n -m) and ip"
 fi
+# Network requests of the approval flow (issue 36): under on-request (and
+# untrusted) with --approver, a connection to a host that no allow-domain
+# names asks the approver, once per host and port in a run; its answer lets
+# the connection through or refuses it, and approved_for_session holds for
+# the --session's later runs.  The approvers log each request and answer.
+mkdir -p "$d/bin" "$d/log" "$d/state"
+export XDG_STATE_HOME=$d/state
+net_approver() {  # NAME ANSWER: the program's path
+    printf '#!/bin/sh\ncat >>"%s"\necho >>"%s"\necho %s\n' "$d/log/$1" "$d/log/$1" "$2" >"$d/bin/$1"
+    chmod 755 "$d/bin/$1"
+    : >"$d/log/$1"
+    echo "$d/bin/$1"
+}
+asked() { grep -c . "$d/log/$1"; }
+request() { grep . "$d/log/$1" | tail -n 1 | "$python" -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"; }
+yes_net=$(net_approver yes approved)
+no_net=$(net_approver no denied)
+session_net=$(net_approver session approved_for_session)
+ask_local=(-a on-request --allow-domain 127.0.0.1)
+
+is "an unlisted name, approved: the connection goes through" "hello over http" \
+    "$(get "${ask_local[@]}" --approver "$yes_net" -- http://localhost:$http/)"
+is "... the approver was asked once" 1 "$(asked yes)"
+is "... a network request: kind, host, port and the command" "network localhost $http curl" \
+    "$(request yes 'd["kind"], d["network"]["host"], d["network"]["port"], d["command"][0]' | tr -d "(),'")"
+: >"$d/log/yes"
+is "two connections to one host in one run: both go through" "hello over http
+hello over http" "$(sbx "${ask_local[@]}" --approver "$yes_net" -- sh -c \
+    "curl --noproxy '' -sS http://localhost:$http/; curl --noproxy '' -sS -x socks5h://127.0.0.1:3128 http://localhost:$http/")"
+is "... and the approver was asked once (HTTP and SOCKS5 alike)" 1 "$(asked yes)"
+# A raw socket that ignores the proxy variables: transparent TCP carries its
+# connect to the same proxy, by the name it looked up, and the approver is
+# asked the same (a name under .invalid: the approved connect then finds no
+# address, a refused one fails with EPERM, as the allowlist's refusal does).
+raw="import errno, socket
+try:
+    socket.create_connection(('approve-me.invalid', 80))
+except OSError as e:
+    print(errno.errorcode[e.errno])"
+: >"$d/log/yes"
+sbx -a on-request --allow-domain example.invalid --approver "$yes_net" -- "$python" -c "$raw" >/dev/null 2>&1
+is "a raw socket (transparent TCP): the approver is asked about the name it connected to" "approve-me.invalid 80" \
+    "$(request yes 'd["network"]["host"], d["network"]["port"]' | tr -d "(),'")"
+is "... and, denied, its connect fails with EPERM" EPERM \
+    "$(sbx -a on-request --allow-domain example.invalid --approver "$no_net" -- "$python" -c "$raw" 2>/dev/null)"
+: >"$d/log/no"
+: >"$d/log/yes"
+(cd "$ws" && "$SBX" run --json "${ask_local[@]}" --approver "$yes_net" -- \
+    curl --noproxy '' -sS http://localhost:$http/ >"$d/r.json" 2>/dev/null)
+is "the result's approval lists the request" "during network approved localhost" \
+    "$("$python" -c 'import json,sys; r=json.load(open(sys.argv[1]))["approval"]["requests"][0]; print(r["stage"], r["kind"], r["decision"], r["network"]["host"])' "$d/r.json")"
+
+is "an unlisted name, denied: refused as the allowlist would" \
+    "X-Sbx-Denied: no allow-domain matches localhost (nor did an approver allow it)" \
+    "$(header "${ask_local[@]}" --approver "$no_net" -- http://localhost:$http/)"
+is "... the approver was asked once" 1 "$(asked no)"
+: >"$d/log/yes"
+is "a deny-domain is never asked about" "X-Sbx-Denied: deny-domain localhost" \
+    "$(header "${ask_local[@]}" --deny-domain localhost --approver "$yes_net" -- http://localhost:$http/)"
+is "--reject network: never asked" "X-Sbx-Denied: no allow-domain matches localhost" \
+    "$(header "${ask_local[@]}" --reject network --approver "$yes_net" -- http://localhost:$http/)"
+is "on-failure: never asked" "X-Sbx-Denied: no allow-domain matches localhost" \
+    "$(header -a on-failure --allow-domain 127.0.0.1 --approver "$yes_net" -- http://localhost:$http/)"
+is "... nor in any of those runs" 0 "$(asked yes)"
+is "an approved name still has its address checked: loopback stays refused" \
+    "X-Sbx-Denied: localhost resolves to 127.0.0.1, a loopback address" \
+    "$(header -a on-request --allow-domain example.invalid --approver "$yes_net" -- http://localhost:$http/ -4)"
+
+is "approved_for_session: the connection goes through" "hello over http" \
+    "$(get "${ask_local[@]}" --session net --approver "$session_net" -- http://localhost:$http/)"
+is "... a later run of the session is not asked again, and goes through" "hello over http 1" \
+    "$(get "${ask_local[@]}" --session net --approver "$session_net" -- http://localhost:$http/) $(asked session)"
+is "... the session file holds the host and port alone" "[{'network': {'host': 'localhost', 'port': $http}}]" \
+    "$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["approvals"])' "$d/state/sbx/sessions/net.json")"
+is "... another port of that host is asked about" "2" \
+    "$(get "${ask_local[@]}" --session net --approver "$session_net" -- http://localhost:$https/ >/dev/null; asked session)"
+
 kill $servers_pid
 wait $servers_pid 2>/dev/null
 done_testing

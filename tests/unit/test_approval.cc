@@ -125,8 +125,9 @@ TEST_CASE("--reject accepts sandbox and rules, comma-separated or repeated", "[a
     CHECK(parse_reject({"rules"}) == RejectConfig{false, true});
     CHECK(parse_reject({"sandbox,rules"}) == RejectConfig{true, true});
     CHECK(parse_reject({"rules", "sandbox"}) == RejectConfig{true, true});
-    CHECK_THROWS_WITH(parse_reject({"sandbox,mcp"}),
-                      "--reject: unknown prompt kind 'mcp' (expected sandbox, rules or sandbox,rules)");
+    CHECK_THROWS_WITH(
+        parse_reject({"sandbox,mcp"}),
+        "--reject: unknown prompt kind 'mcp' (expected sandbox, rules or network, or a comma-separated list)");
     CHECK_THROWS_AS(parse_reject({"sandbox,"}), Error);
 }
 

@@ -175,6 +175,35 @@ TEST_CASE("a corrupt session file is an error and stays untouched", "[approval][
     CHECK(s.contains(key_of("x")));  // for this run (the orchestrator warns so)
 }
 
+TEST_CASE("a network approval is its host and port alone, apart from command approvals", "[approval][store]") {
+    TempDir dir;
+    const std::string path = dir.path + "/s.json";
+    ApprovalKey net;
+    net.network = NetworkTarget{"api.example.com", 443};
+    FileSessionStore a(path);
+    a.add(net);
+    a.add(key_of("x"));
+    CHECK(nlohmann::json::parse(slurp(path))["approvals"][0] ==
+          nlohmann::json::parse(R"({"network": {"host": "api.example.com", "port": 443}})"));
+    FileSessionStore b(path);
+    CHECK(b.contains(net));
+    CHECK(b.contains(key_of("x")));
+    ApprovalKey other_port = net;
+    other_port.network->port = 8443;
+    CHECK_FALSE(b.contains(other_port));
+    CHECK_FALSE(b.contains(ApprovalKey{}));  // a command key with nothing set is not the network one
+    // Anything but the two members, alone, is corrupt.
+    for (const char* corrupt :
+         {R"({"network": {"host": "h", "port": 443}, "cwd": "/"})", R"({"network": {"host": "h"}})",
+          R"({"network": {"host": "h", "port": 0}})", R"({"network": {"host": "h", "port": 65536}})",
+          R"({"network": {"host": "", "port": 1}})", R"({"network": {"host": "h", "port": 1, "x": 2}})",
+          R"({"network": "h:1"})"}) {
+        INFO(corrupt);
+        CHECK_THROWS_WITH(parse_session_store(std::string(R"({"version": 1, "approvals": [)") + corrupt + "]}", path),
+                          Catch::Contains("a network approval is"));
+    }
+}
+
 TEST_CASE("concurrent processes adding approvals lose none", "[approval][store][no-qemu]") {
     TempDir dir;
     const std::string path = dir.path + "/shared.json";

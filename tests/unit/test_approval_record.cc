@@ -67,6 +67,26 @@ TEST_CASE("the approval record round-trips through its JSON", "[approval][record
         // And through the text of the JSON result.
         CHECK(approval_record_from_json(nlohmann::json::parse(j.dump())) == r);
     }
+    // A network request, asked while the command ran.
+    ApprovalRecord net;
+    net.mode = AskForApproval::OnRequest;
+    ApprovalEntry during;
+    during.stage = ApprovalStage::During;
+    during.kind = ApprovalKind::Network;
+    during.reason = "connect to api.example.com:443, which no allow-domain names";
+    during.answered_by = "cache";
+    during.decision = ReviewDecision::ApprovedForSession;
+    during.network = NetworkTarget{"api.example.com", 443};
+    net.requests.push_back(during);
+    CHECK(to_json(net)["requests"][0].dump() ==
+          R"j({"answered_by":"cache","decision":"approved_for_session","kind":"network",)j"
+          R"j("network":{"host":"api.example.com","port":443},)j"
+          R"j("reason":"connect to api.example.com:443, which no allow-domain names","stage":"during"})j");
+    CHECK(approval_record_from_json(to_json(net)) == net);
+    nlohmann::json bad_port = to_json(net);
+    bad_port["requests"][0]["network"]["port"] = 70000;
+    CHECK_THROWS_WITH(approval_record_from_json(bad_port),
+                      "approval record: requests[0].network: \"port\" is not a port");
     // A settled prompt without kind, rule or note keeps them absent.
     ApprovalRecord r;
     r.mode = AskForApproval::Untrusted;
