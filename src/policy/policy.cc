@@ -685,11 +685,9 @@ CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
 
 namespace {
 
-CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env) {
-    if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
-    const PolicyInput in = with_home_expanded(given, env);
-
-    CanonicalPolicy p;
+// Mode, network, domains and limits, and what contradicts them: the checks
+// that come before any path is looked at.
+void resolve_mode(const PolicyInput& in, CanonicalPolicy& p) {
     const bool listed = in.entries.has_value();
     if (listed) {
         if (in.exclude_slash_tmp || in.exclude_tmpdir_env_var)
@@ -735,32 +733,22 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
         *in.entries != std::vector<FsEntry>{entry(FsTarget::Kind::Root, "", FsAccess::Write, "")})
         throw Error(fmt::format("{}: {} leaves the filesystem open; its only entry is :root write", in.entries_source,
                                 to_string(p.mode)));
-    const bool sandboxed = p.sandboxed_filesystem();
-    if (!sandboxed && (!in.extra_entries.empty() || in.read_base)) {
+    if (!p.sandboxed_filesystem() && (!in.extra_entries.empty() || in.read_base)) {
         const std::string flag = in.read_base ? in.read_base_source : in.extra_entries.front().source;
         throw Error(fmt::format(
             "{}: {} leaves the filesystem {}, so filesystem entries cannot be enforced; use "
             "-p read-only or -p workspace-write",
             flag, to_string(p.mode), p.mode == Mode::DangerFullAccess ? "unsandboxed" : "to the outside sandbox"));
     }
-
-    const auto ws = in.workspace.value_or(PolicyInput::SourcedPath{env.cwd, "cwd"});
-    if (listed) {
-        // A profile's project root need not exist (Codex): its entries then name nothing.
-        p.workspace = is_absolute(ws.path) ? env.realpath(ws.path).value_or(join_path("/", ws.path)) : ws.path;
-    } else {
-        p.workspace = resolve_dir(ws.path, env, ws.source);
-    }
-    std::vector<std::string> roots;
-    for (const auto& root : in.writable_roots) {
-        std::string r = resolve_dir(root.path, env, root.source);
-        if (std::find(roots.begin(), roots.end(), r) == roots.end()) roots.push_back(r);
-    }
     p.allow_unprotected = in.allow_unprotected.value_or(false);
     p.limits = in.limits;
     p.glob_scan_max_depth = in.glob_scan_max_depth;
     if (p.glob_scan_max_depth && *p.glob_scan_max_depth == 0) throw Error("glob_scan_max_depth: must be 1 or more");
+}
 
+// The protected names: the given list or the defaults, with --protect and
+// --unprotect applied.
+void resolve_protected_names(const PolicyInput& in, CanonicalPolicy& p) {
     p.protected_names = in.protected_names.value_or(default_protected_names());
     for (const auto& n : p.protected_names) validate_name(n, "protected_names");
     for (const auto& n : in.protect) {
@@ -777,8 +765,24 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
         }
         p.protected_names.erase(it);
     }
+}
 
-    // The whole list: the preset (or the given list), the extra roots, the flags' entries.
+// The workspace, and the whole list of entries: the preset (or the given
+// list), the extra roots (-w), the flags' entries; identical entries once.
+void resolve_entries(const PolicyInput& in, const Environment& env, CanonicalPolicy& p) {
+    const bool listed = in.entries.has_value();
+    const auto ws = in.workspace.value_or(PolicyInput::SourcedPath{env.cwd, "cwd"});
+    if (listed) {
+        // A profile's project root need not exist (Codex): its entries then name nothing.
+        p.workspace = is_absolute(ws.path) ? env.realpath(ws.path).value_or(join_path("/", ws.path)) : ws.path;
+    } else {
+        p.workspace = resolve_dir(ws.path, env, ws.source);
+    }
+    std::vector<std::string> roots;
+    for (const auto& root : in.writable_roots) {
+        std::string r = resolve_dir(root.path, env, root.source);
+        if (std::find(roots.begin(), roots.end(), r) == roots.end()) roots.push_back(r);
+    }
     if (listed) {
         p.entries = *in.entries;
         for (const auto& r : roots)
@@ -804,14 +808,14 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
         if ((e.target.kind == FsTarget::Kind::Path || e.target.kind == FsTarget::Kind::Glob) &&
             !is_absolute(e.target.value))
             throw Error(fmt::format("{}: '{}' is not an absolute path", e.source, e.target.value));
+}
 
-    if (!sandboxed) {
-        p.readable = {"/"};
-        p.writable = {{"/", {}}};
-        p.resolved.push_back({"/", "", FsAccess::Write, true, true, describe(p.entries.front()), false});
-        return p;
-    }
-
+// Every entry resolved to the paths it names, with sbx's own: /dev/null,
+// /dev and /proc without the root, Codex's daemon sockets hidden.  Then the
+// writable roots: write entries that decide their own path.  A missing one
+// names nothing (Codex ignores it); /dev/null and files get no protected
+// names.
+void resolve_paths(const Environment& env, CanonicalPolicy& p) {
     Resolver resolver(env, p);
     for (const auto& e : p.entries) resolver.add(e);
     resolver.push("/dev/null", FsAccess::Write, "sbx: /dev/null is always writable");
@@ -822,19 +826,19 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
     const std::string daemon = fmt::format("/tmp/codex-daemon-{}", env.euid);
     if (env.lexists(daemon)) resolver.push(daemon, FsAccess::Deny, "sbx: Codex's app-server sockets stay hidden");
 
-    // The writable roots: write entries that decide their own path.  A
-    // missing one names nothing (Codex ignores it); /dev/null and files get
-    // no protected names.
     const EntriesByPath roots_index(p);
     for (const auto& e : p.resolved) {
         if (e.access != FsAccess::Write || !e.exists || !roots_index.decides_itself(e)) continue;
         if (std::none_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) { return w.path == e.path; }))
             p.writable.push_back({e.path, {}});
     }
-    // Their protected names, and those of every directory from the top of a
-    // writable root down to a root nested in it (the workspace in /tmp/a:
-    // /tmp/a/.git too), each a read entry unless an entry names exactly that
-    // path with write or deny.
+}
+
+// The writable roots' protected names, and those of every directory from the
+// top of a writable root down to a root nested in it (the workspace in
+// /tmp/a: /tmp/a/.git too), each a read entry unless an entry names exactly
+// that path with write or deny; and sbx's own state directory.
+void add_protections(const Environment& env, CanonicalPolicy& p) {
     std::vector<ResolvedEntry> protections;
     for (const auto& dir : protected_name_directories(p, env)) {
         // Between two roots: on the way down to which.
@@ -876,9 +880,12 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
         if (std::none_of(p.resolved.begin(), p.resolved.end(),
                          [&](const ResolvedEntry& e) { return e.path == r.path && e.access == r.access; }))
             p.resolved.push_back(std::move(r));
+}
 
-    std::vector<std::string> writable_paths;
-    for (const auto& w : p.writable) writable_paths.push_back(w.path);
+// The resolved entries that decide their own path, sorted into the lists the
+// sandbox applies: readable, denied, and each writable root's read-only
+// paths.
+void sort_into_lists(CanonicalPolicy& p) {
     const EntriesByPath index(p);
     for (const auto& e : p.resolved) {
         if (!index.decides_itself(e)) continue;
@@ -906,9 +913,14 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
         w.protected_paths.erase(std::unique(w.protected_paths.begin(), w.protected_paths.end()),
                                 w.protected_paths.end());
     }
-    // A deny or read-only path reached through a symlink inside a writable
-    // root could be redirected by the command before the view is built:
-    // refuse rather than hold the wrong path.
+}
+
+// A deny or read-only path reached through a symlink inside a writable root
+// could be redirected by the command before the view is built: refused
+// rather than the wrong path held.
+void refuse_planted_symlinks(const Environment& env, const CanonicalPolicy& p) {
+    std::vector<std::string> writable_paths;
+    for (const auto& w : p.writable) writable_paths.push_back(w.path);
     for (const auto& e : p.resolved) {
         if (e.access == FsAccess::Write || e.given.empty()) continue;
         const std::string link = planted_symlink(e.given, writable_paths, env);
@@ -918,6 +930,25 @@ CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& e
                             "root, which the command could change; name the real path ({})",
                             e.rule, to_string(e.access), e.given, link, e.path));
     }
+}
+
+CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env) {
+    if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
+    const PolicyInput in = with_home_expanded(given, env);
+    CanonicalPolicy p;
+    resolve_mode(in, p);
+    resolve_entries(in, env, p);
+    resolve_protected_names(in, p);
+    if (!p.sandboxed_filesystem()) {
+        p.readable = {"/"};
+        p.writable = {{"/", {}}};
+        p.resolved.push_back({"/", "", FsAccess::Write, true, true, describe(p.entries.front()), false});
+        return p;
+    }
+    resolve_paths(env, p);
+    add_protections(env, p);
+    sort_into_lists(p);
+    refuse_planted_symlinks(env, p);
     return p;
 }
 
