@@ -217,20 +217,8 @@ std::optional<std::string> glob_regex(std::string_view pattern) {
 
 // ---------------------------------------------------------------------------
 
-FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& context) {
-    check_sandboxed(policy);
-    FilePlan plan;
-    if (policy.mode == Mode::ExternalSandbox) {
-        plan.external = true;  // (allow default): the terminals need no rule
-        return plan;
-    }
-    // "/" readable: it decides its own path as a read or write entry.  (From
-    // the derived sets, like everything here, rather than reads_root(), which
-    // also says yes when a ":root deny" beats the ":root read".)
-    plan.reads_root = std::find(policy.readable.begin(), policy.readable.end(), "/") != policy.readable.end() ||
-                      std::any_of(policy.writable.begin(), policy.writable.end(),
-                                  [](const WritableRoot& w) { return w.path == "/"; });
-
+// The path rules, shallow to deep.
+void plan_path_rules(const CanonicalPolicy& policy, FilePlan& plan) {
     // Every entry that decides its own path, from the derived sets: read
     // entries, write entries (but /dev/null, which the base policy allows as
     // data writes on the device, never as a name to unlink), their protected
@@ -280,7 +268,9 @@ FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& contex
         }
         plan.rules.push_back(std::move(rule));
     }
+}
 
+void plan_deny_globs(const CanonicalPolicy& policy, FilePlan& plan) {
     // Deny globs: the pattern itself, so that a file created later is denied
     // too (the Linux view can only hide what the pattern matched at start).
     std::vector<std::string> glob_patterns;
@@ -300,7 +290,9 @@ FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& contex
         plan.globs.push_back(name);
         plan.params.push_back({name, *regex});
     }
+}
 
+void plan_fixed_directories(FilePlan& plan) {
     // No rename may carry a read-only or denied path out from under its rule:
     // each directory from a writable ancestor down to it keeps its name.  (A
     // glob's directories are not fixed: that would forbid creating them when
@@ -326,7 +318,9 @@ FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& contex
         plan.fixed.push_back(fmt::format("FIXED_{}", plan.fixed.size()));
         plan.params.push_back({plan.fixed.back(), dir});
     }
+}
 
+void plan_traversal(const CanonicalPolicy& policy, FilePlan& plan) {
     // The directories on the way to a readable or writable entry that no
     // rule lets the command read: their metadata (stat, getattrlist), as the
     // Linux view shows them, traversable but not listable.  Seatbelt checks
@@ -358,7 +352,9 @@ FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& contex
         plan.traverse.push_back(fmt::format("TRAVERSE_{}", plan.traverse.size()));
         plan.params.push_back({plan.traverse.back(), dir});
     }
+}
 
+void plan_terminals(const SeatbeltContext& context, FilePlan& plan) {
     // The terminal devices the command inherits, each once; /dev/tty has its
     // own rule in the base policy.
     std::vector<std::string> terminals;
@@ -371,6 +367,27 @@ FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& contex
         plan.terminals.push_back(fmt::format("TERMINAL_{}", plan.terminals.size()));
         plan.params.push_back({plan.terminals.back(), t});
     }
+}
+
+FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& context) {
+    check_sandboxed(policy);
+    FilePlan plan;
+    if (policy.mode == Mode::ExternalSandbox) {
+        plan.external = true;  // (allow default): the terminals need no rule
+        return plan;
+    }
+    // "/" readable: it decides its own path as a read or write entry.  (From
+    // the derived sets, like everything here, rather than reads_root(), which
+    // also says yes when a ":root deny" beats the ":root read".)
+    plan.reads_root = std::find(policy.readable.begin(), policy.readable.end(), "/") != policy.readable.end() ||
+                      std::any_of(policy.writable.begin(), policy.writable.end(),
+                                  [](const WritableRoot& w) { return w.path == "/"; });
+
+    plan_path_rules(policy, plan);
+    plan_deny_globs(policy, plan);
+    plan_fixed_directories(plan);
+    plan_traversal(policy, plan);
+    plan_terminals(context, plan);
     return plan;
 }
 
