@@ -120,106 +120,125 @@ std::optional<std::vector<Words>> parse_plain_script(std::string_view s) {
     return commands;
 }
 
-std::vector<Words> rough_commands(std::string_view s) {
-    std::vector<Words> commands;
-    Words current;
-    std::string word;
-    bool in_word = false;
-    bool in_double = false;
-    bool skip_target = false;  // the next word is a redirection's target
+namespace {
 
-    auto end_word = [&] {
-        if (in_word) {
-            if (skip_target) skip_target = false;
-            else current.push_back(std::move(word));
-        }
-        word.clear();
-        in_word = false;
-    };
-    auto end_command = [&] {
-        end_word();
-        skip_target = false;
-        // Leading reserved words, ! and NAME=value assignments run nothing.
-        std::size_t first = 0;
-        auto is_assignment = [](const std::string& w) {
-            const auto eq = w.find('=');
-            if (eq == 0 || eq == std::string::npos) return false;
-            for (std::size_t i = 0; i < eq; ++i) {
-                const char c = w[i];
-                const bool ok =
-                    c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
-                if (!ok) return false;
-            }
-            return true;
-        };
-        while (first < current.size() &&
-               (is_reserved_word(current[first]) || current[first] == "!" || is_assignment(current[first])))
-            ++first;
-        if (first < current.size())
-            commands.emplace_back(current.begin() + static_cast<std::ptrdiff_t>(first), current.end());
-        current.clear();
-    };
-
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (c == '\\') {
-            if (i + 1 < s.size()) {
-                if (s[i + 1] != '\n') word.push_back(s[i + 1]);  // \newline joins lines
-                in_word = true;
-                ++i;
-            }
-            continue;
-        }
-        if (c == '"') {  // an empty "" is no word here
-            in_double = !in_double;
-            continue;
-        }
-        if (c == '\'' && !in_double) {
-            const auto close = s.find('\'', i + 1);
-            const auto end = close == std::string_view::npos ? s.size() : close;
-            word.append(s.substr(i + 1, end - i - 1));
-            in_word = true;
-            i = end;
-            continue;
-        }
-        if (c == ' ' || c == '\t') {
-            end_word();
-            continue;
-        }
-        if (c == '#' && !in_word && !in_double) {
-            end_command();
-            while (i < s.size() && s[i] != '\n') ++i;
-            continue;
-        }
-        if (c == '$' && i + 1 < s.size() && s[i + 1] == '(') {
-            end_command();
-            ++i;
-            continue;
-        }
-        if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '{' || c == '}' || c == '`' || c == '\n') {
-            end_command();
-            continue;
-        }
-        if (c == '<' || c == '>') {
-            bool fd = in_word && !word.empty();
-            for (char d : word) fd = fd && d >= '0' && d <= '9';
-            if (fd) {
-                word.clear();
-                in_word = false;
-            } else {
-                end_word();
-            }
-            while (i + 1 < s.size() && (s[i + 1] == '<' || s[i + 1] == '>' || s[i + 1] == '&' || s[i + 1] == '|'))
-                ++i;  // <<, >>, >&, &>... (the fd after >& is its target), >|
-            skip_target = true;
-            continue;
-        }
-        word.push_back(c);
-        in_word = true;
+// NAME=value: an assignment, which runs nothing.
+bool is_assignment(const std::string& w) {
+    const auto eq = w.find('=');
+    if (eq == 0 || eq == std::string::npos) return false;
+    for (std::size_t i = 0; i < eq; ++i) {
+        const char c = w[i];
+        const bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
+        if (!ok) return false;
     }
-    end_command();
-    return commands;
+    return true;
 }
+
+// rough_commands' reader: one pass over the script, a character at a time.
+class RoughReader {
+public:
+    explicit RoughReader(std::string_view s) : s_(s) {}
+
+    std::vector<Words> read() {
+        for (i_ = 0; i_ < s_.size(); ++i_) step(s_[i_]);
+        end_command();
+        return std::move(commands_);
+    }
+
+private:
+    void step(char c) {
+        if (c == '\\') return escaped();
+        if (c == '"') {  // an empty "" is no word here
+            in_double_ = !in_double_;
+            return;
+        }
+        if (c == '\'' && !in_double_) return single_quoted();
+        if (c == ' ' || c == '\t') return end_word();
+        if (c == '#' && !in_word_ && !in_double_) {
+            end_command();
+            while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+            return;
+        }
+        if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(') {
+            end_command();
+            ++i_;
+            return;
+        }
+        if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '{' || c == '}' || c == '`' || c == '\n')
+            return end_command();
+        if (c == '<' || c == '>') return redirection();
+        word_.push_back(c);
+        in_word_ = true;
+    }
+
+    // A backslash takes the next character literally; \newline joins lines.
+    void escaped() {
+        if (i_ + 1 >= s_.size()) return;
+        if (s_[i_ + 1] != '\n') word_.push_back(s_[i_ + 1]);
+        in_word_ = true;
+        ++i_;
+    }
+
+    // Single-quoted text: one literal piece, to the closing quote or the end.
+    void single_quoted() {
+        const auto close = s_.find('\'', i_ + 1);
+        const auto end = close == std::string_view::npos ? s_.size() : close;
+        word_.append(s_.substr(i_ + 1, end - i_ - 1));
+        in_word_ = true;
+        i_ = end;
+    }
+
+    // <, >, <<, >>, >&, &>, >|, with a leading fd number: dropped, and so is
+    // the word after it (its target; the fd after >& too).
+    void redirection() {
+        bool fd = in_word_ && !word_.empty();
+        for (char d : word_) fd = fd && d >= '0' && d <= '9';
+        if (fd) {
+            word_.clear();
+            in_word_ = false;
+        } else {
+            end_word();
+        }
+        while (i_ + 1 < s_.size() && (s_[i_ + 1] == '<' || s_[i_ + 1] == '>' || s_[i_ + 1] == '&' || s_[i_ + 1] == '|'))
+            ++i_;
+        skip_target_ = true;
+    }
+
+    void end_word() {
+        if (in_word_) {
+            if (skip_target_) skip_target_ = false;
+            else current_.push_back(std::move(word_));
+        }
+        word_.clear();
+        in_word_ = false;
+    }
+
+    // Leading reserved words, ! and NAME=value assignments run nothing.
+    void end_command() {
+        end_word();
+        skip_target_ = false;
+        std::size_t first = 0;
+        while (first < current_.size() &&
+               (is_reserved_word(current_[first]) || current_[first] == "!" || is_assignment(current_[first])))
+            ++first;
+        if (first < current_.size())
+            commands_.emplace_back(current_.begin() + static_cast<std::ptrdiff_t>(first), current_.end());
+        current_.clear();
+    }
+
+    std::string_view s_;
+    std::size_t i_ = 0;
+    std::vector<Words> commands_;
+    Words current_;
+    std::string word_;
+    bool in_word_ = false;
+    bool in_double_ = false;
+    bool skip_target_ = false;  // the next word is a redirection's target
+};
+
+}  // namespace
+
+std::vector<Words> rough_commands(std::string_view s) { return RoughReader(s).read(); }
 
 std::optional<std::string> shell_script_of(const Words& argv) {
     if (argv.size() != 3) return std::nullopt;
