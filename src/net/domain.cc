@@ -9,16 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "util/ascii.h"
 #include "util/error.h"
 
 namespace sbx::net {
 namespace {
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 // A host name: dot-separated labels of letters, digits, '-' and '_'.
 bool valid_name(std::string_view name) {
@@ -230,7 +225,7 @@ std::string_view special_range(const Address& a) {
 }
 
 std::string normalize_host(std::string_view host) {
-    std::string h = lower(host);
+    std::string h = ascii_lower(host);
     if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
     if (h.size() > 1 && h.back() == '.') h.pop_back();
     return h;

@@ -9,23 +9,18 @@
 
 #include <fmt/format.h>
 
+#include "util/ascii.h"
 #include "util/error.h"
 
 namespace sbx {
 
 namespace {
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 // Splits "512M" into the number "512" and the suffix "m".
 std::pair<std::string_view, std::string> split_number(std::string_view text) {
     std::size_t i = 0;
     while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-    return {text.substr(0, i), lower(text.substr(i))};
+    return {text.substr(0, i), ascii_lower(text.substr(i))};
 }
 
 std::optional<double> to_double(std::string_view digits) {

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/ascii.h"
+
 namespace sbx {
 
 namespace {
@@ -21,12 +23,6 @@ constexpr const char* kReadOnly = "read-only file system";
 constexpr std::array kMessages{
     "operation not permitted", "permission denied", kReadOnly, "seccomp", "sandbox", "landlock",
 };
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 int hex_digit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -99,14 +95,14 @@ int record_type(std::string_view t) {
 }  // namespace
 
 std::optional<std::string> find_denial_message(std::string_view text) {
-    const std::string l = lower(text);
+    const std::string l = ascii_lower(text);
     for (const char* m : kMessages)
         if (l.find(m) != std::string::npos) return std::string(m);
     return std::nullopt;
 }
 
 std::string path_near_denial_message(std::string_view text) {
-    const std::string l = lower(text);
+    const std::string l = ascii_lower(text);
     std::size_t at = std::string::npos;
     const char* message = nullptr;
     for (const char* m : kMessages)
@@ -233,7 +229,7 @@ std::string unresolved_host(std::string_view output) {
         "getaddrinfo enotfound ",           "failed to resolve '",         "host='",
         "unable to resolve host address '", "dial tcp: lookup ",           "resolving ",
     };
-    const std::string l = lower(output);
+    const std::string l = ascii_lower(output);
     std::size_t best = std::string::npos;
     std::string name;
     for (const auto phrase : kPhrases) {
