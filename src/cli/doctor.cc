@@ -1,5 +1,5 @@
 // sbx doctor: what this machine can enforce, proved by a live probe per mode
-// through the real helper (platform/probes.h).  Exit 0 only when every mode
+// through the real helper (cli/probes.h).  Exit 0 only when every mode
 // is enforced.
 #include <sched.h>
 #include <sys/utsname.h>
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "cli/probes.h"
 #include "platform/container.h"
-#include "platform/probes.h"
 #include "policy/policy.h"
 #include "report/denial.h"
 #include "sbx_config.h"

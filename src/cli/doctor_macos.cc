@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "cli/probes.h"
 #include "exec/backend.h"
-#include "platform/probes.h"
 
 namespace sbx::cli {
 

@@ -1,6 +1,6 @@
-// The machine probes both platforms share (platform/probes.h); the Linux
+// The machine probes both platforms share (cli/probes.h); the Linux
 // rest is probes_linux.cc.
-#include "platform/probes.h"
+#include "cli/probes.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

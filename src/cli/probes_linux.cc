@@ -1,4 +1,4 @@
-// The Linux half of the machine probes (platform/probes.h): namespaces,
+// The Linux half of the machine probes (cli/probes.h): namespaces,
 // audit, the host listener and the network probes through the helper.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <sstream>
 #include <string>
 
+#include "cli/probes.h"
 #include "exec/spawn.h"
-#include "platform/probes.h"
 #include "util/pids_cgroup.h"
 
 namespace sbx::probes {
