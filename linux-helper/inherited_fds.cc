@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/kcmp.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -90,7 +91,41 @@ bool writable_file(int fd) {
     return flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_RDONLY;
 }
 
+// The first of stdin, stdout and stderr that is a terminal.
+std::optional<int> first_terminal() {
+    for (int fd = 0; fd < 3; ++fd)
+        if (::isatty(fd) == 1) return fd;
+    return std::nullopt;
+}
+
 }  // namespace
+
+bool reaches_host_terminal() {
+    if (first_terminal()) return true;
+    const Fd tty(::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC));
+    // ENXIO: no controlling terminal; ENOENT: no /dev/tty to open it by.
+    return tty.valid() || (errno != ENXIO && errno != ENOENT);
+}
+
+Fd clone_inherited_terminal() {
+    const auto fd = first_terminal();
+    if (!fd) return Fd();
+    struct stat want {};
+    if (::fstat(*fd, &want) != 0 || !S_ISCHR(want.st_mode)) return Fd();
+    const std::string path = link_of(*fd);
+    const Fd node = open_exact(path, O_PATH);
+    struct stat st {};
+    if (!node.valid() || ::fstat(node.get(), &st) != 0 || st.st_dev != want.st_dev || st.st_ino != want.st_ino)
+        return Fd();
+    Fd tree(::open_tree(node.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+    if (!tree.valid())
+        fail_errno(kStep, "open_tree " + path, "the kernel needs the new mount API (Linux 5.12 or later)");
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+    if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
+        fail_errno(kStep, "making the clone of " + path + " read-only");
+    return tree;
+}
 
 OutputRelays::OutputRelays(bool view) {
     if (!view) return;
@@ -146,6 +181,11 @@ void reopen_stdio_in_view() {
         if (S_ISSOCK(in.st.st_mode) || (in.st.st_mode & S_IFMT) == 0 || in.st.st_nlink == 0) continue;
         in.path = link_of(fd);
         if (in.path.empty() || in.path[0] != '/') continue;  // pipe:[N], anon_inode:[...]
+        // A terminal's node is in the view at kTerminalInView (root_view.h).
+        struct stat view {};
+        if (S_ISCHR(in.st.st_mode) && ::isatty(fd) == 1 && ::stat(kTerminalInView, &view) == 0 &&
+            view.st_dev == in.st.st_dev && view.st_ino == in.st.st_ino)
+            in.path = kTerminalInView;
         in.flags = ::fcntl(fd, F_GETFL);
         if (in.flags < 0) fail_errno(kStep, std::string("fcntl of ") + kNames[fd]);
         for (int earlier = 0; earlier < fd && in.shares < 0; ++earlier)

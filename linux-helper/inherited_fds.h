@@ -18,6 +18,13 @@
 //     longer move the caller's offset).  One that cannot be opened so (a
 //     file outside the writable roots open for reading and writing, a name
 //     since removed of a file that has others) is refused.
+// A terminal is the exception to "by its path": its path names a pty of the
+// host's devpts, which the view replaces with one of its own.  The view has
+// the inherited terminal's node (the first among the three; stdin, stdout or
+// stderr on a second, different terminal is refused) as a read-only mount
+// at /dev/console, as containers show theirs, and the terminal is opened
+// again there: ttyname() names /dev/console, and the same tty (its session,
+// foreground group and settings) is behind it.
 // Pipes, sockets, anonymous inodes and files with no name left (a large
 // heredoc's) lead nowhere else and are passed as they are.
 #pragma once
@@ -59,5 +66,19 @@ private:
 };
 
 void reopen_stdio_in_view();
+
+// Whether the process reaches a terminal of the host's: one of stdin, stdout
+// and stderr is a terminal, or it has a controlling terminal (/dev/tty
+// opens).
+bool reaches_host_terminal();
+
+// Where the view has the inherited terminal.
+inline constexpr const char* kTerminalInView = "/dev/console";
+
+// In pid 1, before the view covers the host's /dev/pts: a detached
+// read-only clone of the node of the first terminal among stdin, stdout and
+// stderr, opened by its path and checked to be the same file; none (an
+// invalid Fd) where none is a terminal or its node is out of reach.
+Fd clone_inherited_terminal();
 
 }  // namespace sbx::helper

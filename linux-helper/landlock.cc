@@ -157,6 +157,14 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer, bool s
                 if (std::find(policy.readable.begin(), policy.readable.end(), path) == policy.readable.end())
                     add_path_rule(ruleset.get(), path, read);
         for (const auto& root : policy.writable) add_path_rule(ruleset.get(), root.path, all, true);
+        // The sandbox's own ptys (root_view.h: a devpts of its own, none of
+        // the host's in it): opened, read, written, and their ioctls (ABI 5),
+        // which seccomp narrows (seccomp_rules.h).
+        if (with_mount_layer) {
+            const std::uint64_t pty = (kFsReadFile | kFsWriteFile | kFsReadDir | kFsIoctlDev) & attr.handled_access_fs;
+            if (pty != 0)
+                for (const char* path : {"/dev/pts", "/dev/ptmx"}) add_path_rule(ruleset.get(), path, pty);
+        }
         // The sandbox's own /dev/shm (CanonicalPolicy::private_dev_shm),
         // which only the mount layer makes: without it /dev/shm is the host's.
         if (with_mount_layer && policy.private_dev_shm()) add_path_rule(ruleset.get(), "/dev/shm", all);

@@ -45,6 +45,8 @@
 #include "transparent.h"
 #include "util.h"
 #include "util/apparmor_userns.h"
+#include "util/landlock_abi.h"
+#include "util/path.h"
 
 namespace sbx::helper {
 namespace {
@@ -281,13 +283,25 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
         if (mount_layer) without_effective_capabilities(reopen_stdio_in_view);
         hide_proc();
     }
-    drop_capabilities();
-    // In the view, without capabilities, before Landlock (a terminal reopened
-    // after it would lose its ioctls): as the command would open them.
+    // Root keeps what sets owners and modes (caps.h) only where every mount
+    // outside the writable roots is read-only.
+    drop_capabilities(mount_layer && ::geteuid() == 0 ? ownership_capabilities() : 0);
+    // In the view, with the capabilities the command keeps, before Landlock
+    // (a terminal reopened after it would lose its ioctls): as the command
+    // would open them.
     if (mount_layer && !hide) reopen_stdio_in_view();
+    // Only the sandbox's own ptys within reach (a terminal device opened
+    // inside gets no ioctl from Landlock ABI 5 on, but in /dev/pts): they may
+    // be resized (seccomp_rules.h).  Not where a writable root holds /dev
+    // (its devices would get their ioctls from that root's rule).
+    const bool dev_writable = std::any_of(policy.writable.begin(), policy.writable.end(),
+                                          [](const WritableRoot& root) { return path_within("/dev", root.path); });
+    const Terminals terminals = mount_layer && !dev_writable && landlock_abi() >= 5 && !reaches_host_terminal()
+                                    ? Terminals::Own
+                                    : Terminals::Host;
     set_no_new_privs();
     apply_landlock(policy, mount_layer, socket_files);
-    return install_seccomp(policy, watch, transparent);
+    return install_seccomp(policy, watch, transparent, terminals);
 }
 
 // The policy from --permission-profile or --sandbox-policy, resolved here.

@@ -614,8 +614,17 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
     trees.reserve(found.size());
     for (const auto& root : found) {
         roots.push_back(root.path);
-        trees.push_back(root.path == "/" ? Fd()
-                                         : clone_at(reopen(root.path, root.id, O_PATH), "", root.path, AT_RECURSIVE));
+        if (root.path == "/") {
+            trees.emplace_back();
+            continue;
+        }
+        const Fd at = reopen(root.path, root.id, O_PATH);
+        trees.push_back(clone_at(at, "", root.path, AT_RECURSIVE));
+        // A device (/dev/null) is written through a read-only mount all the
+        // same; read-only, its owner, mode and times stay the host's.
+        struct stat st {};
+        if (::fstat(at.get(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+            set_readonly(trees.back().get(), "", AT_EMPTY_PATH);
     }
 
     // What must hold still besides the roots and protected paths: the
@@ -656,6 +665,8 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
                 policy.reads_root() ? new_private_tmpfs("/dev/shm") : clone_at(at, "", "/dev/shm", AT_RECURSIVE);
 
     if (!root_writable) set_readonly(AT_FDCWD, "/", AT_RECURSIVE);
+    // Without the root the view has them already (root_view.h).
+    if (policy.reads_root()) attach_private_terminals();
     if (private_shm.valid()) {
         Fd at = open_exact("/dev/shm", O_PATH | O_DIRECTORY);
         if (!at.valid()) changed("/dev/shm");

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdint>
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "fd.h"
+#include "inherited_fds.h"
 #include "mounts.h"
 #include "util.h"
 #include "walk.h"
@@ -50,6 +54,31 @@ private:
     mode_t old_;
 };
 
+// The gid of group name in the text of an /etc/group ("tty:x:5:").
+std::optional<gid_t> group_id(std::string_view text, std::string_view name) {
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        const std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        const std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos || line.substr(0, colon) != name) continue;
+        const std::size_t gid_at = line.find(':', colon + 1);
+        if (gid_at == std::string_view::npos) return std::nullopt;
+        gid_t gid = 0;
+        const std::string_view field = line.substr(gid_at + 1, line.find(':', gid_at + 1) - gid_at - 1);
+        const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), gid);
+        if (ec != std::errc() || ptr != field.data() + field.size() || field.empty()) return std::nullopt;
+        return gid;
+    }
+    return std::nullopt;
+}
+
+// The host's /etc/group ("" where it cannot be read).
+std::string host_groups() {
+    std::ifstream in("/etc/group");
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 [[noreturn]] void changed(const std::string& path) {
     fail(kStep,
          path +
@@ -68,9 +97,10 @@ Identity identity_of(const Fd& fd, const std::string& path, struct stat* out = n
 // One thing the new root holds, at its own path.
 struct Item {
     enum class Kind {
-        Clone,  // a detached clone of the host's path (tree), at the same path
-        Link,   // a symlink as the host has it (target)
-        Tmpfs,  // a fresh, empty, writable tmpfs (/dev/shm)
+        Clone,   // a detached clone of the host's path (tree), at the same path
+        Link,    // a symlink as the host has it (target)
+        Tmpfs,   // a fresh, empty, writable tmpfs (/dev/shm)
+        Devpts,  // the sandbox's own devpts instance (/dev/pts)
     };
     Kind kind = Kind::Clone;
     std::string path;
@@ -127,7 +157,9 @@ std::optional<Item> clone_host_path(const std::string& path, bool writable) {
     struct stat st {};
     item.id = identity_of(fd, path, &st);
     item.directory = S_ISDIR(st.st_mode);
-    item.writable = writable;
+    // A device is written through a read-only mount all the same; read-only,
+    // its owner, mode and times stay the host's.
+    item.writable = writable && !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode);
     item.path = path;
     item.tree = Fd(::open_tree(fd.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
     if (!item.tree.valid()) fail_errno(kStep, "open_tree " + path, kNewMountApi);
@@ -140,20 +172,23 @@ std::optional<Item> clone_host_path(const std::string& path, bool writable) {
     return item;
 }
 
-// The view's /dev: the host's device nodes, its pts and ptmx, the links to
-// /proc/self/fd, and a private /dev/shm unless an entry names the host's.
+// The view's /dev: the host's device nodes (read-only: clone_host_path), a devpts instance of the sandbox's own with
+// ptmx a link into it, the inherited terminal at /dev/console, the links to /proc/self/fd, and a private /dev/shm
+// unless an entry names the host's.
 void plan_devices(const CanonicalPolicy& policy, Plan& plan) {
     for (const char* name : kDevices)
         if (auto item = clone_host_path(std::string("/dev/") + name, true)) plan.items.push_back(std::move(*item));
-    // The host's pts (a terminal on stdin is opened again by its path inside
-    // the view) with its ptmx: a device node (which opens the pts next to it)
-    // or a link to pts/ptmx.
-    if (auto pts = clone_host_path("/dev/pts", true); pts && pts->directory) plan.items.push_back(std::move(*pts));
-    struct stat st {};
-    if (::lstat("/dev/ptmx", &st) == 0 && S_ISCHR(st.st_mode)) {
-        if (auto ptmx = clone_host_path("/dev/ptmx", true)) plan.items.push_back(std::move(*ptmx));
-    } else if (S_ISLNK(st.st_mode)) {
-        plan.add_link("/dev/ptmx", "pts/ptmx");
+    Item pts;
+    pts.kind = Item::Kind::Devpts;
+    pts.path = "/dev/pts";
+    plan.items.push_back(std::move(pts));
+    plan.add_link("/dev/ptmx", "pts/ptmx");
+    if (Fd terminal = clone_inherited_terminal(); terminal.valid()) {
+        Item console;
+        console.path = kTerminalInView;
+        console.tree = std::move(terminal);
+        console.directory = false;
+        plan.items.push_back(std::move(console));
     }
     plan.add_link("/dev/fd", "/proc/self/fd");
     plan.add_link("/dev/stdin", "/proc/self/fd/0");
@@ -300,6 +335,13 @@ void populate(const Fd& root, Plan& plan) {
         switch (item.kind) {
             case Item::Kind::Clone: attach(item.tree, make_mount_point(root, plan, made, item), item.path); break;
             case Item::Kind::Link: make_link(root, plan, made, item); break;
+            case Item::Kind::Devpts: {
+                make_directory(root, item.path, 0755);
+                const Fd mount_point = open_in_view(root, item.path);
+                if (!mount_point.valid()) changed(item.path);
+                attach(new_private_devpts(), mount_point, item.path);
+                break;
+            }
             case Item::Kind::Tmpfs: {
                 make_parents(root, made, item.path);
                 make_directory(root, item.path, 01777);
@@ -377,6 +419,49 @@ void enter_entries_root(const CanonicalPolicy& policy) {
     make_read_only(dev, "/dev");
     make_read_only(root, "the new root");
     pivot_into(root);
+}
+
+Fd new_private_devpts() {
+    Fd fs(::fsopen("devpts", FSOPEN_CLOEXEC));
+    if (!fs.valid()) fail_errno(kStep, "fsopen devpts for /dev/pts", kNewMountApi);
+    // Every devpts mounted so is a new instance; its ptmx opens ptys in it.
+    for (const auto& [key, value] : {std::pair{"ptmxmode", "0666"}, std::pair{"mode", "0620"}})
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key, value, 0) != 0)
+            fail_errno(kStep, std::string("fsconfig ") + key + "=" + value + " of /dev/pts");
+    // The tty group owns new ptys where it is mapped (EINVAL in a user
+    // namespace that maps only the caller's group: the caller's group then).
+    if (const auto gid = group_id(host_groups(), "tty")) {
+        const std::string text = std::to_string(*gid);
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "gid", text.c_str(), 0) != 0 && errno != EINVAL)
+            fail_errno(kStep, "fsconfig gid=" + text + " of /dev/pts");
+    }
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+        fail_errno(kStep, "creating the devpts of /dev/pts");
+    Fd mount(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
+    if (!mount.valid()) fail_errno(kStep, "fsmount devpts for /dev/pts", kNewMountApi);
+    return mount;
+}
+
+void attach_private_terminals() {
+    // The inherited terminal's node first, while /dev/pts is the host's.
+    const Fd terminal = clone_inherited_terminal();
+    if (const Fd pts = open_exact("/dev/pts", O_PATH | O_DIRECTORY); pts.valid()) {
+        attach(new_private_devpts(), pts, "/dev/pts");
+        // A ptmx device node opens a pty in the devpts next to it, and so
+        // does the new instance's own ptmx, which goes over it.
+        struct stat st {};
+        if (::lstat("/dev/ptmx", &st) == 0 && S_ISCHR(st.st_mode)) {
+            const Fd ptmx(::open_tree(AT_FDCWD, "/dev/pts/ptmx", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+            if (!ptmx.valid()) fail_errno(kStep, "open_tree /dev/pts/ptmx", kNewMountApi);
+            const Fd at = open_exact("/dev/ptmx", O_PATH);
+            if (!at.valid()) changed("/dev/ptmx");
+            attach(ptmx, at, "/dev/ptmx");
+        }
+    }
+    if (terminal.valid()) {
+        const Fd at = open_exact(kTerminalInView, O_PATH);
+        if (at.valid()) attach(terminal, at, kTerminalInView);
+    }
 }
 
 Fd new_private_tmpfs(const std::string& what) {

@@ -7,14 +7,17 @@
 //   1. every host path the view needs is cloned (open_tree, recursive) while
 //      the host's root is still there: each entry's path opened without
 //      following symlinks (open_exact), read entries' clones made read-only;
-//      the host's null zero full random urandom tty ptmx and pts;
+//      the host's null zero full random urandom tty (read-only), and the
+//      inherited terminal (clone_inherited_terminal);
 //   2. a tmpfs (the new root) is mounted over the host's /proc (any directory
 //      would do: nothing below it is used again); in it, parents first: the
 //      directories leading to each entry (mode 0755, empty), a mount point
 //      for each clone (an empty directory or file) with the clone on it, the
 //      symlinks met on the way to an entry (ResolvedEntry::given: /bin ->
 //      usr/bin), and /dev, a tmpfs of its own holding the host's device
-//      nodes, the host's pts, fd/stdin/stdout/stderr links to /proc/self/fd
+//      nodes, a devpts of its own (new_private_devpts) with /dev/ptmx a link
+//      to pts/ptmx, the inherited terminal at /dev/console,
+//      fd/stdin/stdout/stderr links to /proc/self/fd
 //      and a private empty writable /dev/shm (a tmpfs; the host's only where
 //      an entry names /dev/shm);
 //   3. a fresh proc on /proc: mounted here, while the host's proc is still
@@ -44,6 +47,17 @@ namespace sbx::helper {
 // caller masks them), with the symlinks on the way recreated
 // (ResolvedEntry::given: /bin -> usr/bin).  The working directory is "/".
 void enter_entries_root(const CanonicalPolicy&);
+
+// A devpts instance of the sandbox's own (mode 0620, ptmxmode 0666, the tty
+// group's where it is mapped), nosuid and noexec, detached: none of the
+// host's ptys is in it, and its ptmx opens new ones in it.
+Fd new_private_devpts();
+
+// The view that keeps the host's root (the policy reads "/"): a private
+// devpts over /dev/pts, its ptmx over a /dev/ptmx device node, and the
+// inherited terminal at /dev/console (clone_inherited_terminal).  Called
+// once the view is read-only.
+void attach_private_terminals();
 
 // A fresh, empty, writable tmpfs (mode 1777, nosuid, nodev), detached, for
 // what (/dev/shm).

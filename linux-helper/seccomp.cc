@@ -23,21 +23,29 @@ namespace {
 
 constexpr const char* kStep = "seccomp";
 
-std::span<const sock_filter> program_for(sbx::Network network, Watch watch, bool transparent) {
+// Each filter in its two variants: as it is, and for own terminals.
+struct Pair {
+    std::span<const sock_filter> plain, own;
+};
+
+Pair programs_for(sbx::Network network, Watch watch, bool transparent) {
     const bool record = watch == Watch::Everything;
     switch (network) {
         case sbx::Network::Restricted:
-            if (record) return filters::kRestrictedRecorded;
-            return watch == Watch::Network ? std::span<const sock_filter>(filters::kRestrictedWatched)
-                                           : filters::kRestricted;
+            if (record) return {filters::kRestrictedRecorded, filters::kRestrictedRecordedOwnTerminals};
+            if (watch == Watch::Network) return {filters::kRestrictedWatched, filters::kRestrictedWatchedOwnTerminals};
+            return {filters::kRestricted, filters::kRestrictedOwnTerminals};
         case sbx::Network::Limited:
             if (transparent)
-                return record ? std::span<const sock_filter>(filters::kLimitedTransparentRecorded)
-                              : filters::kLimitedTransparent;
-            return record ? std::span<const sock_filter>(filters::kLimitedRecorded) : filters::kLimited;
+                return record ? Pair{filters::kLimitedTransparentRecorded,
+                                     filters::kLimitedTransparentRecordedOwnTerminals}
+                              : Pair{filters::kLimitedTransparent, filters::kLimitedTransparentOwnTerminals};
+            return record ? Pair{filters::kLimitedRecorded, filters::kLimitedRecordedOwnTerminals}
+                          : Pair{filters::kLimited, filters::kLimitedOwnTerminals};
         case sbx::Network::Full: break;
     }
-    return record ? std::span<const sock_filter>(filters::kFullRecorded) : filters::kFull;
+    return record ? Pair{filters::kFullRecorded, filters::kFullRecordedOwnTerminals}
+                  : Pair{filters::kFull, filters::kFullOwnTerminals};
 }
 
 }  // namespace
@@ -47,8 +55,9 @@ bool notifies(sbx::Network network, Watch watch) {
            (watch == Watch::Network && network == sbx::Network::Restricted);
 }
 
-Fd install_seccomp(const sbx::CanonicalPolicy& policy, Watch watch, bool transparent) {
-    const std::span<const sock_filter> program = program_for(policy.network, watch, transparent);
+Fd install_seccomp(const sbx::CanonicalPolicy& policy, Watch watch, bool transparent, Terminals terminals) {
+    const Pair pair = programs_for(policy.network, watch, transparent);
+    const std::span<const sock_filter> program = terminals == Terminals::Own ? pair.own : pair.plain;
     sock_fprog prog{};
     prog.len = static_cast<unsigned short>(program.size());
     prog.filter = const_cast<sock_filter*>(program.data());  // the kernel only reads it

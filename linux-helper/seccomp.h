@@ -35,12 +35,20 @@ namespace sbx::helper {
 // calls (--record-denials).
 enum class Watch { None, Network, Everything };
 
+// Which terminals the command can reach: the host's (one of stdin, stdout
+// and stderr is a terminal, the helper has a controlling terminal, or
+// Landlock below ABI 5 cannot keep it from the ioctls of a terminal device
+// it opens), or only the sandbox's own ptys (Own: TIOCSWINSZ is allowed,
+// which resizes and signals only what lies inside; seccomp_rules.h).
+enum class Terminals { Host, Own };
+
 // Loads the filter into the calling thread, which must have no_new_privs set
 // (set_no_new_privs(), caps.h; or CAP_SYS_ADMIN).  Returns the user-notification listener when the filter
 // notifies (network limited, or a Watch that applies), else an invalid Fd.  Throws sbx::Error naming the step.
 // transparent (network limited, --transparent-tcp): getpeername() goes to
 // pid 1 as well (transparent.h).
-Fd install_seccomp(const sbx::CanonicalPolicy&, Watch = Watch::None, bool transparent = false);
+Fd install_seccomp(const sbx::CanonicalPolicy&, Watch = Watch::None, bool transparent = false,
+                   Terminals = Terminals::Host);
 
 // Whether that filter notifies, so that pid 1 must serve a listener.
 bool notifies(sbx::Network, Watch);

@@ -66,29 +66,36 @@ inline constexpr Named kAlwaysDenied[] = {
 // send SIGWINCH to the outside foreground job (TIOCSWINSZ), switch the
 // terminal to another line discipline (TIOCSETD), suspend its output
 // (TCXONC with TCOOFF), lock others out of it (TIOCEXCL), redirect the
-// console to it (TIOCCONS), make it its controlling terminal (TIOCSCTTY),
-// hang it up (TIOCVHANGUP), lock its settings (TIOCSLCKTRMIOS) or change
-// the serial line (TIOCSSERIAL).  They are refused on every descriptor, so
-// also on a pseudo-terminal the command opens itself (none can be opened in
-// the sandbox today; were that to change, programs that host others on a pty
-// of their own, such as script, tmux or pexpect, would need TIOCSWINSZ and
-// TIOCSCTTY on it).
-// Deliberately still allowed: termios (TCSETS*) and TIOCSPGRP, which
-// full-screen programs and interactive shells inside need.  A background
-// sandboxed job that ignores SIGTTOU can therefore still change termios or
-// take the foreground, like any background job; the later fix is a terminal
-// of the sandbox's own.
+// console to it (TIOCCONS), hang it up (TIOCVHANGUP), lock its settings
+// (TIOCSLCKTRMIOS) or change the serial line (TIOCSSERIAL).  A filter cannot
+// tell one descriptor from another, so they are refused on every one, also
+// on the sandbox's own ptys (root_view.h), with one exception: TIOCSWINSZ
+// is allowed where the command can reach no terminal but its own ptys
+// (kTerminalIoctl, seccomp.h), which tmux and script need to size theirs.
+// Deliberately allowed:
+// - termios (TCSETS*) and TIOCSPGRP, which full-screen programs and
+//   interactive shells inside need.  A background sandboxed job that ignores
+//   SIGTTOU can therefore still change termios or take the foreground, like
+//   any background job;
+// - TIOCSCTTY, which login_tty, forkpty, script and expect call on the pty
+//   they made: the kernel (tiocsctty, drivers/tty/tty_jobctrl.c) gives a
+//   terminal to a session leader without one, and takes a terminal that is
+//   another session's controlling terminal only with arg 1 and
+//   CAP_SYS_ADMIN, which the command never has (caps.h).  So the user's
+//   terminal, which is their session's, stays theirs (tests/integration/
+//   inside.sh tries); a terminal that no session has (one passed around on a
+//   descriptor) can become the controlling terminal of the sandbox's own
+//   session, which gives it that terminal's ^C and hangup, nothing outside;
+// - TIOCGPTN, TIOCSPTLCK and TIOCGPTPEER, which only a ptmx master answers.
 struct NamedIoctl {
     const char* name;
     unsigned long request;
 };
 inline constexpr NamedIoctl kDeniedIoctls[] = {
-    {"TIOCSTI", TIOCSTI},         {"TIOCLINUX", TIOCLINUX},
-    {"TIOCSETD", TIOCSETD},       {"TIOCSWINSZ", TIOCSWINSZ},
-    {"TIOCEXCL", TIOCEXCL},       {"TIOCNXCL", TIOCNXCL},
-    {"TIOCCONS", TIOCCONS},       {"TIOCSCTTY", TIOCSCTTY},
-    {"TIOCVHANGUP", TIOCVHANGUP}, {"TIOCSLCKTRMIOS", TIOCSLCKTRMIOS},
-    {"TCXONC", TCXONC},           {"TIOCSSERIAL", TIOCSSERIAL},
+    {"TIOCSTI", TIOCSTI},       {"TIOCLINUX", TIOCLINUX},     {"TIOCSETD", TIOCSETD},
+    {"TIOCSWINSZ", TIOCSWINSZ}, {"TIOCEXCL", TIOCEXCL},       {"TIOCNXCL", TIOCNXCL},
+    {"TIOCCONS", TIOCCONS},     {"TIOCVHANGUP", TIOCVHANGUP}, {"TIOCSLCKTRMIOS", TIOCSLCKTRMIOS},
+    {"TCXONC", TCXONC},         {"TIOCSSERIAL", TIOCSSERIAL},
 };
 
 }  // namespace sbx::helper

@@ -250,7 +250,10 @@ is "a setsid grandchild is killed when the command ends" "" "$(pgrep -f "^$marke
 pkill -f "^$marker" 2>/dev/null
 
 # --- capabilities ---------------------------------------------------------
-is "the command has no capability in any set" "0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000" \
+# Root keeps CAP_CHOWN and CAP_FOWNER (0x9) and nothing else (docs/policy.md).
+if [ "$(id -u)" = 0 ]; then kept=0000000000000009; else kept=0000000000000000; fi
+is "the command has no capability in any set (as root: CAP_CHOWN and CAP_FOWNER)" \
+    "$kept $kept $kept $kept $kept" \
     "$(rw sh -c "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status | awk '{print \$2}' | tr '\n' ' ' | sed 's/ \$//'")"
 is "the command keeps the caller's uid" "$(id -u)" "$(rw id -u)"
 is "the command runs with no_new_privs and a seccomp filter" "1 2" \

@@ -112,6 +112,7 @@ is "/dev/zero is readable" "4" "$(mini sh -c 'head -c 4 /dev/zero | wc -c' 2>&1)
 is "/dev/urandom is readable" "16" "$(mini sh -c 'head -c 16 /dev/urandom | wc -c' 2>&1)"
 is "/dev holds the minimal set" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero" \
     "$(mini ls /dev 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+# (/dev/console: no terminal is inherited here.)
 for d in /dev/sda /dev/vda /dev/mem /dev/kmsg /dev/loop0 /dev/console; do
     is "$d is absent (ENOENT)" "ENOENT" "$(errno_in $d)"
 done
@@ -175,12 +176,13 @@ rm "$extra/sibling"
 # --- a terminal -----------------------------------------------------------
 if command -v script >/dev/null; then
     # script(1) gives the sandbox a terminal on stdin, stdout and stderr: the
-    # host's pts, opened again inside the view.
-    is "a terminal on stdin is opened again in the view" "/dev/pts/" \
+    # host's pts, opened again inside the view at /dev/console (its node;
+    # /dev/pts is the sandbox's own).
+    is "a terminal on stdin is opened again in the view, at /dev/console" "/dev/console" \
         "$(SHELL=/bin/sh script -qc "$(printf '%q ' "$HELPER" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy "$base" -- tty)" /dev/null 2>&1 |
             tr -d '\r' | sed 's/[0-9]*$//')"
 else
-    skip "a terminal on stdin is opened again in the view" "no script(1)"
+    skip "a terminal on stdin is opened again in the view, at /dev/console" "no script(1)"
 fi
 
 # --- a read entry inside the workspace ------------------------------------

@@ -37,7 +37,8 @@ using sbx::Network;
 
 // Runs probe in a child under the filter for network; returns the child's
 // wait status.  The probe returns 0 on success or the errno it saw.
-int under_filter(Network network, const std::function<int()>& probe, bool private_mounts = false) {
+int under_filter(Network network, const std::function<int()>& probe, bool private_mounts = false,
+                 sbx::helper::Terminals terminals = sbx::helper::Terminals::Host) {
     pid_t pid = ::fork();
     if (pid == 0) {
         if (private_mounts) {
@@ -48,7 +49,7 @@ int under_filter(Network network, const std::function<int()>& probe, bool privat
             sbx::CanonicalPolicy policy;
             policy.network = network;
             if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(202);
-            sbx::helper::Fd listener = sbx::helper::install_seccomp(policy);
+            sbx::helper::Fd listener = sbx::helper::install_seccomp(policy, sbx::helper::Watch::None, false, terminals);
             ::_exit(probe());
         } catch (...) {
             ::_exit(202);
@@ -59,9 +60,10 @@ int under_filter(Network network, const std::function<int()>& probe, bool privat
     return status;
 }
 
-int errno_of(Network network, const std::function<long()>& call, bool private_mounts = false) {
+int errno_of(Network network, const std::function<long()>& call, bool private_mounts = false,
+             sbx::helper::Terminals terminals = sbx::helper::Terminals::Host) {
     int status = under_filter(
-        network, [&] { return call() < 0 ? errno : 0; }, private_mounts);
+        network, [&] { return call() < 0 ? errno : 0; }, private_mounts, terminals);
     REQUIRE(WIFEXITED(status));
     return WEXITSTATUS(status);
 }
@@ -161,9 +163,10 @@ TEST_CASE("seccomp: TIOCSTI and TIOCLINUX fail with EPERM, also with bits above 
 }
 
 TEST_CASE("seccomp: terminal ioctls that reach others or outlive the run fail with EPERM") {
+    // (TIOCSCTTY is allowed, and TIOCSWINSZ in the variant for own terminals: below.)
     // Unfiltered, each gives ENOTTY on /dev/null (checked here).
-    const unsigned long denied[] = {TIOCSETD,  TIOCSWINSZ,  TIOCEXCL, TIOCNXCL,       TIOCCONS,
-                                    TIOCSCTTY, TIOCVHANGUP, TCXONC,   TIOCSLCKTRMIOS, TIOCSSERIAL};
+    const unsigned long denied[] = {TIOCSETD,    TIOCSWINSZ, TIOCEXCL,       TIOCNXCL,   TIOCCONS,
+                                    TIOCVHANGUP, TCXONC,     TIOCSLCKTRMIOS, TIOCSSERIAL};
     for (unsigned long request : denied) {
         CAPTURE(request);
         int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -183,6 +186,35 @@ TEST_CASE("seccomp: terminal ioctls that reach others or outlive the run fail wi
                           return ::syscall(SYS_ioctl, fd, request | high, &arg);
                       }) == EPERM);
             }
+        }
+        // TIOCSCTTY reaches the tty layer (the kernel keeps another
+        // session's terminal; seccomp_rules.h); so does TIOCSWINSZ, but only
+        // in the variant for a command that reaches no terminal of the host's.
+        CHECK(errno_of(n, [] {
+                  int fd = ::open("/dev/null", O_RDONLY);
+                  return static_cast<long>(::ioctl(fd, TIOCSCTTY, 1));
+              }) == ENOTTY);
+        for (unsigned long high : {0UL, 1UL << 32}) {
+            CAPTURE(high);
+            auto winsz = [high] {
+                int fd = ::open("/dev/null", O_RDONLY);
+                winsize ws{};
+                return ::syscall(SYS_ioctl, fd, TIOCSWINSZ | high, &ws);
+            };
+            CHECK(errno_of(n, winsz, false, sbx::helper::Terminals::Own) == ENOTTY);
+            CHECK(errno_of(n, winsz, false, sbx::helper::Terminals::Host) == EPERM);
+        }
+        const std::pair<unsigned long, const char*> still[] = {{TIOCSTI, "TIOCSTI"}, {TIOCSETD, "TIOCSETD"}};
+        for (const auto& [request, name] : still) {
+            CAPTURE(name);
+            CHECK(errno_of(
+                      n,
+                      [request] {
+                          int fd = ::open("/dev/null", O_RDONLY);
+                          int arg = 0;
+                          return static_cast<long>(::ioctl(fd, request, &arg));
+                      },
+                      false, sbx::helper::Terminals::Own) == EPERM);
         }
         // termios, the window size read and TIOCSPGRP's sibling TIOCGPGRP
         // stay allowed, on a pseudo-terminal of the command's own.
