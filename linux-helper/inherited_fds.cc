@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <array>
@@ -100,11 +101,16 @@ std::optional<int> first_terminal() {
 
 }  // namespace
 
-bool reaches_host_terminal() {
-    if (first_terminal()) return true;
+bool reaches_host_terminal(bool private_ctty) {
     const Fd tty(::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC));
     // ENXIO: no controlling terminal; ENOENT: no /dev/tty to open it by.
-    return tty.valid() || (errno != ENXIO && errno != ENOENT);
+    if (!tty.valid()) return (errno != ENXIO && errno != ENOENT) || first_terminal().has_value();
+    if (!private_ctty) return true;
+    // tcgetsid answers only for the caller's controlling terminal (ENOTTY
+    // for any other).
+    for (int fd = 0; fd < 3; ++fd)
+        if (::isatty(fd) == 1 && ::tcgetsid(fd) < 0) return true;
+    return false;
 }
 
 Fd clone_inherited_terminal() {
@@ -199,6 +205,12 @@ void reopen_stdio_in_view() {
             if (::dup2(in.shares, fd) < 0) fail_errno(kStep, std::string("dup2 onto ") + kNames[fd]);
             continue;
         }
+        if (::isatty(fd) == 1 && in.path != kTerminalInView)
+            fail(kStep,
+                 std::string(kNames[fd]) + " is the terminal " + in.path +
+                     ", a second one besides the terminal the sandbox has at " + kTerminalInView +
+                     " (only one terminal is carried into the view)",
+                 "give the command one terminal: pass the others through a pipe (... | cat)");
         Fd again = reopen(fd, in);
         if (::dup2(again.get(), fd) < 0) fail_errno(kStep, std::string("dup2 onto ") + kNames[fd]);
     }

@@ -69,8 +69,10 @@ void reopen_stdio_in_view();
 
 // Whether the process reaches a terminal of the host's: one of stdin, stdout
 // and stderr is a terminal, or it has a controlling terminal (/dev/tty
-// opens).
-bool reaches_host_terminal();
+// opens).  private_ctty (--private-terminal): the controlling terminal is
+// the caller's own for this sandbox, not the host's; a terminal on stdin,
+// stdout or stderr is then the host's unless it is that one.
+bool reaches_host_terminal(bool private_ctty);
 
 // Where the view has the inherited terminal.
 inline constexpr const char* kTerminalInView = "/dev/console";

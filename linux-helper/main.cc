@@ -60,6 +60,7 @@ constexpr const char* kHelp =
     "                           --permission-profile JSON [--use-legacy-landlock]\n"
     "                           [--managed-network JSON [--transparent-tcp]] [--no-proc]\n"
     "                           [--inherit-pid-namespace] [--status-fd N]\n"
+    "                           [--private-terminal]\n"
     "                           [--] CMD [ARG...]\n"
     "       codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR]\n"
     "                           --sandbox-policy JSON [--no-proc] [--] CMD [ARG...]\n"
@@ -93,6 +94,10 @@ constexpr const char* kHelp =
     "                                destination: under network restricted every connect\n"
     "                                or send (refused at once), under limited one that\n"
     "                                leaves the sandbox's loopback\n"
+    "  --private-terminal            the controlling terminal, and any terminal on\n"
+    "                                stdin, stdout or stderr, is one the caller made\n"
+    "                                for this sandbox alone (sbx's pty relay): the\n"
+    "                                command may resize it (TIOCSWINSZ)\n"
     "  --proxy-fd N                  with allow_domains (network limited): send the\n"
     "                                listening socket of 127.0.0.1:3128 in the sandbox's\n"
     "                                network to sbx's allowlist proxy on socket N\n"
@@ -114,6 +119,7 @@ struct Args {
     bool record_network = false;                    // --record-network (recorder.h)
     std::optional<ManagedNetwork> managed_network;  // --managed-network (managed_network.h)
     bool transparent_tcp = false;                   // --transparent-tcp (transparent.h)
+    bool private_terminal = false;                  // --private-terminal (inherited_fds.h)
     char** command = nullptr;                       // argv-style, null-terminated
 };
 
@@ -164,6 +170,7 @@ enum class Opt {
     ProxyFd,
     RecordDenials,
     RecordNetwork,
+    PrivateTerminal,
     Help,
     InnerStage,
 };
@@ -186,6 +193,7 @@ constexpr OptionSpec kOptions[] = {
     {"--record-denials", Opt::RecordDenials, false},
     {"--record-network", Opt::RecordNetwork, false},
     {"--proxy-fd", Opt::ProxyFd, true},
+    {"--private-terminal", Opt::PrivateTerminal, false},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -246,6 +254,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::ProxyFd: args.proxy_fd = descriptor(*value, name); break;
             case Opt::RecordDenials: args.record_denials = true; break;
             case Opt::RecordNetwork: args.record_network = true; break;
+            case Opt::PrivateTerminal: args.private_terminal = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
             case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
             case Opt::TransparentTcp: args.transparent_tcp = true; break;
@@ -268,9 +277,10 @@ Args parse_args(int argc, char** argv) {
 // in a mount namespace of the sandbox's): /proc becomes an empty read-only
 // directory first, once stdin, stdout and stderr have been opened again (which
 // reads /proc/self/fd, still the host's /proc then).  socket_files: see
-// apply_landlock (landlock.h).
+// apply_landlock (landlock.h).  private_terminal: --private-terminal.
 Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, bool mount_layer, bool hide = false,
-                        Watch watch = Watch::None, bool socket_files = true, bool transparent = false) {
+                        Watch watch = Watch::None, bool socket_files = true, bool transparent = false,
+                        bool private_terminal = false) {
     if (::chdir(cwd.c_str()) != 0) {
         if (errno == ENOENT && mount_layer && !policy.reads_root())
             fail("cwd", "the command's directory " + cwd + " is not in the sandbox: no entry of the policy includes it",
@@ -296,9 +306,10 @@ Fd apply_process_layers(const CanonicalPolicy& policy, const std::string& cwd, b
     // (its devices would get their ioctls from that root's rule).
     const bool dev_writable = std::any_of(policy.writable.begin(), policy.writable.end(),
                                           [](const WritableRoot& root) { return path_within("/dev", root.path); });
-    const Terminals terminals = mount_layer && !dev_writable && landlock_abi() >= 5 && !reaches_host_terminal()
-                                    ? Terminals::Own
-                                    : Terminals::Host;
+    const Terminals terminals =
+        mount_layer && !dev_writable && landlock_abi() >= 5 && !reaches_host_terminal(private_terminal)
+            ? Terminals::Own
+            : Terminals::Host;
     set_no_new_privs();
     apply_landlock(policy, mount_layer, socket_files);
     return install_seccomp(policy, watch, transparent, terminals);
@@ -440,7 +451,8 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
             // in Codex's helper (a host process could connect to it), unless
             // every UNIX socket is allowed.
             return apply_process_layers(policy, command_cwd, filesystem, args.no_proc, watch,
-                                        !bridge || command.host_unix_sockets, transparent.has_value());
+                                        !bridge || command.host_unix_sockets, transparent.has_value(),
+                                        args.private_terminal);
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {

@@ -129,6 +129,34 @@ else
 fi
 is "TIOCSWINSZ on an own pty with the host's terminal inherited: refused" "EPERM" \
     "$(on_terminal "$SBX" run -p workspace-write -C "$ws" -- "$py" -c "$winsz" | head -1)"
+# --private-terminal: the controlling terminal is the caller's own for this
+# sandbox (sbx's relay), so it and the command's own ptys may be resized; a
+# terminal on stdin that is not that one keeps it refused.
+helper_ws=("$helper" --sandbox-policy-cwd "$ws" --command-cwd "$ws" --sandbox-policy '{"mode":"workspace-write"}')
+winsz_stdin='import errno, fcntl, struct, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0)); print("resized")
+except OSError as e:
+    print(errno.errorcode[e.errno])'
+if why=$(has_landlock_abi 5 "ioctl rights on devices"); then
+    is "--private-terminal: the controlling terminal may be resized" "resized" \
+        "$(on_terminal "${helper_ws[@]}" --private-terminal -- "$py" -c "$winsz_stdin" | head -1)"
+else
+    skip "--private-terminal: the controlling terminal may be resized" "$why"
+fi
+# (Its answer goes to a file: stdout is that other terminal.)
+on_terminal "$py" -c 'import os, subprocess, sys
+m, s = os.openpty()
+subprocess.run(sys.argv[1:], stdin=s, stdout=s, stderr=s)' "${helper_ws[@]}" --private-terminal -- \
+    sh -c "\"\$0\" -c \"\$1\" > winsz.out" "$py" "$winsz_stdin" >/dev/null
+is "--private-terminal, stdio on another terminal than the controlling one: refused" "EPERM" \
+    "$(cat "$ws/winsz.out" 2>&1)"
+is "two different terminals on stdio: refused (125), named" "125 a second one" "$(on_terminal "$py" -c 'import os, subprocess, sys
+m, s = os.openpty()
+r = subprocess.run(sys.argv[1:], stdin=s, stderr=subprocess.PIPE)
+print(r.returncode, "a second one" if b"a second one besides" in r.stderr else r.stderr)' "${helper_ws[@]}" -- true | head -1)"
+is "without --private-terminal the controlling terminal keeps its size" "EPERM" \
+    "$(on_terminal "${helper_ws[@]}" -- "$py" -c "$winsz_stdin" | head -1)"
 
 # --- the inherited terminal ---------------------------------------------------
 is "the inherited terminal: /dev/console inside, isatty, the command in its foreground" \
