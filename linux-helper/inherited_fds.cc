@@ -207,9 +207,8 @@ void reopen_stdio_in_view() {
         }
         if (::isatty(fd) == 1 && in.path != kTerminalInView)
             fail(kStep,
-                 std::string(kNames[fd]) + " is the terminal " + in.path +
-                     ", a second one besides the terminal the sandbox has at " + kTerminalInView +
-                     " (only one terminal is carried into the view)",
+                 std::string(kNames[fd]) + " is the terminal " + in.path + ", not the one the view has at " +
+                     kTerminalInView + " (only the first terminal among stdin, stdout and stderr is carried in)",
                  "give the command one terminal: pass the others through a pipe (... | cat)");
         Fd again = reopen(fd, in);
         if (::dup2(again.get(), fd) < 0) fail_errno(kStep, std::string("dup2 onto ") + kNames[fd]);
