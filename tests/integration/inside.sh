@@ -206,6 +206,7 @@ tar -C "$src" --owner=1000 --group=1000 -cf "$d/setuid.tar" tree/suid
 if $root; then
     owners() { stat -c '%u:%g %a' "$@" | tr '\n' ' ' | sed 's/ $//'; }
     run -- tar xf "$d/other.tar" </dev/null 2>"$d/tar.err"
+    is "tar xf exits 2 (the setuid mode it could not set)" 2 $?
     # tar makes the file 0700 first; its chmod 04755 is refused.
     is "as root, tar xf inside: uid 1000's files in the workspace, no setuid bit" "1000:1000 644 1000:1000 700" \
         "$(owners "$ws/tree/file" "$ws/tree/suid")"
