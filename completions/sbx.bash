@@ -13,7 +13,7 @@ _sbx() {
         --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain
         --no-config"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --cap-live --json --events
-        --env --unset-env --clear-env --stdin --dry-run --target-os -a --ask-for-approval --reject --approver
+        --env --unset-env --clear-env --stdin --tty -T --no-tty --dry-run --target-os -a --ask-for-approval --reject --approver
         --approver-timeout --session --rules --escalate --justification --record-denials --explain --control-fd"
 
     local sub="" i

@@ -47,6 +47,8 @@ complete -c sbx -n '__sbx_in run' -l env -x -d 'Set KEY=VALUE in the command\'s 
 complete -c sbx -n '__sbx_in run' -l unset-env -x -d 'Remove KEY from the command\'s environment'
 complete -c sbx -n '__sbx_in run' -l clear-env -d 'Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx\'s environment'
 complete -c sbx -n '__sbx_in run' -l stdin -x -a 'inherit null' -d 'inherit'
+complete -c sbx -n '__sbx_in run' -l tty -d 'Run the command on a new pseudo-terminal that sbx relays to its own terminal'
+complete -c sbx -n '__sbx_in run' -s T -l no-tty -d 'Never a pseudo-terminal'
 complete -c sbx -n '__sbx_in run' -l record-denials -d 'Record each write'
 complete -c sbx -n '__sbx_in run' -l control-fd -x -d 'With --allow-domain'
 complete -c sbx -n '__sbx_in run' -l explain -d 'After the run, print the sbx run line whose flags would have allowed every recorded denial, and what no flag was suggested for'

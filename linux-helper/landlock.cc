@@ -4,11 +4,13 @@
 #include <linux/landlock.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fd.h"
 #include "mounts.h"
@@ -68,6 +70,22 @@ void add_path_rule(int ruleset, const std::string& path, std::uint64_t rights, b
     rule.parent_fd = fd.get();
     if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
         fail_errno(kStep, "adding the rule for " + path);
+}
+
+// The names of the controlling terminal when it is fd 0 (TIOCGSID answers
+// only for that; in a pid namespace the session's leader may read as 0):
+// /dev/tty, and the name fd 0 has (ttyname: /dev/pts/N) when that name is
+// the same device in this view; none otherwise.
+std::vector<std::string> terminal_names() {
+    if (::isatty(STDIN_FILENO) != 1 || ::tcgetsid(STDIN_FILENO) == -1) return {};
+    std::vector<std::string> names{"/dev/tty"};
+    char name[256];
+    struct stat in {
+    }, named{};
+    if (::ttyname_r(STDIN_FILENO, name, sizeof name) == 0 && ::fstat(STDIN_FILENO, &in) == 0 &&
+        ::stat(name, &named) == 0 && S_ISCHR(named.st_mode) && named.st_rdev == in.st_rdev)
+        names.emplace_back(name);
+    return names;
 }
 
 }  // namespace
@@ -168,6 +186,21 @@ void apply_landlock(const CanonicalPolicy& policy, bool with_mount_layer, bool s
         // The sandbox's own /dev/shm (CanonicalPolicy::private_dev_shm),
         // which only the mount layer makes: without it /dev/shm is the host's.
         if (with_mount_layer && policy.private_dev_shm()) add_path_rule(ruleset.get(), "/dev/shm", all);
+        // The controlling terminal, when it is the command's stdin, read and
+        // written by its names (with its ioctls, which seccomp filters on
+        // every descriptor: no TIOCSTI, TIOCSWINSZ, TIOCSCTTY): /dev/tty,
+        // and /dev/pts/N that less and vim open (terminal_names).  /dev/tty
+        // opens the opener's own controlling terminal and nothing else, and
+        // /dev/pts/N is granted only as the device fd 0 is, so both reach
+        // only what the command holds on fd 0 already: under sbx's relay the
+        // private pseudo-terminal sbx made for it (sbx's exec/terminal.h),
+        // else (-T, codex) the terminal it was given, whose fd 0 a terminal
+        // session opens read-write.  Without that (stdin a pipe or a file
+        // while the session has a terminal) there is no rule: /dev/tty stays
+        // read-only, so that output sbx's caller sent elsewhere cannot be
+        // written to the terminal behind its back.
+        for (const auto& name : terminal_names())
+            add_path_rule(ruleset.get(), name, (kFsReadFile | kFsWriteFile | kFsIoctlDev) & all);
     }
     const std::uint32_t flags = abi >= 7 ? kRestrictSelfLogNewExecOn : 0;
     if (::syscall(SYS_landlock_restrict_self, ruleset.get(), flags) != 0)

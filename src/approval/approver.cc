@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -254,6 +255,9 @@ ApproverAnswer TtyApprover::ask(const ApprovalPrompt& prompt) {
     Fd tty(::open(path_.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!tty.valid())
         return ApproverAnswer{ReviewDecision::Denied, "default-deny", "no --approver and no terminal to ask on"};
+    // What was typed before the question (for the command, after its end)
+    // answers nothing: only a line typed once the question is shown does.
+    ::tcflush(tty.get(), TCIFLUSH);
     const std::string header = render_prompt(prompt);
     const std::string question = "Allow? [y]es / [n]o / [a]lways for this session / [q]uit: ";
     auto say = [&](const std::string& text) { return write_all(tty.get(), text); };

@@ -222,7 +222,7 @@ std::string current_dir() { return system_environment().cwd; }
 struct RunText {
     std::string cwd, timeout, max_bytes, max_lines, keep, stdin_mode = "inherit", target_os, approver_timeout;
     std::vector<std::string> env, unset_env;
-    bool no_cap = false, cap_live = false, json = false, events = false;
+    bool no_cap = false, cap_live = false, json = false, events = false, tty = false, no_tty = false;
 };
 
 void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText& text) {
@@ -250,6 +250,11 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     add.flag("--clear-env", args.command.clear_env,
              "Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx's environment");
     add.option("--stdin", text.stdin_mode, "inherit (default) or null");
+    add.flag("--tty", text.tty,
+             "Run the command on a new pseudo-terminal that sbx relays to its own terminal (the default when "
+             "stdin and stdout are terminals): needs stdin to be a terminal");
+    add.flag("-T,--no-tty", text.no_tty,
+             "Never a pseudo-terminal: the command gets sbx's stdin and pipes for its output");
     add.flag("--record-denials", args.command.record_denials,
              "Record each write (and, under -n restricted, each connect) the sandbox refuses, with its path or "
              "address, pid and program, into denials (Linux; costs each write-class file call a round trip)");
@@ -337,6 +342,10 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
     if (text.stdin_mode == "inherit") args.command.stdin_mode = StdinMode::Inherit;
     else if (text.stdin_mode == "null") args.command.stdin_mode = StdinMode::Null;
     else throw Error(fmt::format("--stdin: '{}' is not inherit or null", text.stdin_mode));
+    if (text.tty && text.no_tty) throw Error("--tty and --no-tty: choose one");
+    if (text.tty && args.command.stdin_mode == StdinMode::Null)
+        throw Error("--tty: the pseudo-terminal is the command's stdin; drop --stdin null, or --tty");
+    args.tty = text.tty ? TtyMode::Always : text.no_tty ? TtyMode::Never : TtyMode::Auto;
     if (!text.target_os.empty()) {
         if (!args.dry_run) throw Error("--target-os: only with --dry-run (sbx runs the sandbox of the OS it is on)");
         if (text.target_os == "linux") args.target_os = TargetOs::Linux;
@@ -531,6 +540,23 @@ int main(int argc, char** argv) {
     }
     if (trust->parsed()) return trust_command(trust_args);
     return doctor_command(doctor_args);
+}
+
+bool relay_terminal(const RunArgs& args, TargetOs host, bool stdin_tty, bool stdout_tty) {
+    if (args.tty == TtyMode::Never) return false;
+    if (args.tty == TtyMode::Always) {
+        if (host != TargetOs::Linux)
+            throw Error(
+                "--tty: the terminal relay is Linux-only; on macOS run without --tty (the command gets "
+                "sbx's terminal as before)");
+        if (!stdin_tty)
+            throw Error(
+                "--tty: stdin is not a terminal, and the pseudo-terminal would have nothing to relay; run "
+                "without --tty, or from a terminal");
+        return true;
+    }
+    return host == TargetOs::Linux && args.format == OutputFormat::Text &&
+           args.command.stdin_mode == StdinMode::Inherit && stdin_tty && stdout_tty;
 }
 
 }  // namespace sbx::cli

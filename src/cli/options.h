@@ -29,12 +29,17 @@ struct PolicyArgs {
     bool no_config = false;
 };
 
+enum class TtyMode { Auto, Always, Never };
+
 struct RunArgs {
     PolicyArgs policy;
     CommandSpec command;  // argv, cwd (absolute), env, stdin
     std::optional<std::chrono::milliseconds> timeout;
     OutputCaps caps;        // what sbx keeps of each stream
     bool cap_live = false;  // --cap-live: text mode shows only what is kept
+    // --tty / -T,--no-tty: the command on a pseudo-terminal sbx relays
+    // (exec/terminal.h); by default when stdin and stdout are terminals.
+    TtyMode tty = TtyMode::Auto;
     OutputFormat format = OutputFormat::Text;
     bool dry_run = false;
     TargetOs target_os = TargetOs::Linux;  // --target-os (dry-run only)
@@ -48,6 +53,12 @@ struct RunArgs {
     // (net/proxy.h); -1 without.
     int control_fd = -1;
 };
+
+// Whether sbx run relays a pseudo-terminal to the command (exec/terminal.h):
+// with --tty (refused, throwing Error, when stdin is not a terminal, or on
+// macOS), never with -T, else in text mode when the command inherits stdin
+// and sbx's stdin and stdout are terminals (Linux).
+bool relay_terminal(const RunArgs&, TargetOs host, bool stdin_tty, bool stdout_tty);
 
 struct PolicyCommandArgs {
     PolicyArgs policy;

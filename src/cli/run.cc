@@ -80,6 +80,8 @@ public:
     const CanonicalPolicy& policy() const { return policy_; }
     // Network requests of the approval flow, for the attempts' proxies (none: not asked).
     void ask_network_with(approval::NetworkApprovals* network) { network_ = network; }
+    // Whether the attempts relay a pseudo-terminal (relay_terminal).
+    void relay_tty(bool on) { tty_ = on; }
 
     // The plan of this command under the policy (sandboxed) or without what
     // sbx could lift (approval::lifted_policy: the danger-full-access plan
@@ -111,6 +113,13 @@ public:
         opt.caps = args_.caps;
         if (a.sandboxed) opt.tail_bytes = kDenialTail;
         opt.child_cleans_up = a.plan.sandbox == SandboxKind::Linux;
+        // The relay by default only for the helper, which leads the
+        // pseudo-terminal's session and runs the command in a process group
+        // of its own below it; a command run without it would lead that
+        // session itself, in a process group orphaned from any shell, where
+        // ^Z stops nothing (and there is no sandbox to keep the terminal out
+        // of).  --tty asks for it anyway.
+        opt.tty = tty_ && (args_.tty == TtyMode::Always || a.plan.sandbox == SandboxKind::Linux);
         Utf8Chunker chunkers[2];
         switch (args_.format) {
             case OutputFormat::Text:
@@ -260,6 +269,7 @@ private:
     const RunArgs& args_;
     CanonicalPolicy policy_;
     approval::NetworkApprovals* network_ = nullptr;
+    bool tty_ = false;
     mutable std::string helper_;
 };
 
@@ -370,6 +380,7 @@ int run_and_report(const RunArgs& args, bool& reported) {
     check_control_fd(args.control_fd, runner.policy());
     reported = args.dry_run;
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
+    runner.relay_tty(relay_terminal(args, native_os(), ::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1));
     make_missing_roots(resolved);
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),
                                             settings.rules.empty() ? "" : program_path(args.command)};

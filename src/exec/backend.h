@@ -28,14 +28,15 @@ struct SignalEvent {
 };
 
 // The signals the supervisor forwards and follows (SIGINT, SIGTERM, SIGHUP,
-// SIGQUIT, SIGCONT, SIGCHLD), read through one fd that polls readable when
-// one arrived; SIGTTOU blocked, SIGPIPE ignored (a closed stream is seen as
+// SIGQUIT, SIGCONT, SIGCHLD; with `terminal`, the relay's SIGWINCH and
+// SIGTSTP too), read through one fd that polls readable when one arrived;
+// SIGTTOU blocked, SIGPIPE ignored (a closed stream is seen as
 // EPIPE), SIGCHLD not auto-reaped.  All of it is restored on destruction.
 // Only one may exist at a time (the portable backend's handlers write to
 // its pipe).
 class SignalWatch {
 public:
-    SignalWatch();
+    explicit SignalWatch(bool terminal = false);
     ~SignalWatch();
     SignalWatch(const SignalWatch&) = delete;
     SignalWatch& operator=(const SignalWatch&) = delete;
@@ -50,7 +51,8 @@ private:
     Fd fd_;
     Fd write_end_;  // portable: the handlers' end of the self-pipe
     sigset_t old_mask_{};
-    struct sigaction old_actions_[7]{};
+    struct sigaction old_actions_[9]{};
+    bool terminal_ = false;
 };
 
 // A timer that sends sbx SIGCONT at a time of steady_clock, so that a
@@ -72,6 +74,12 @@ public:
 private:
     void* id_ = nullptr;  // Linux: the timer_t; portable: the process's pid
 };
+
+// sbx stops as a job stops at ^Z (SIGTSTP's default action, which a group
+// orphaned from its shell does not take: then it returns at once), and with
+// whole_job its process group does too; the SignalWatch's SIGTSTP is not
+// seen by the loop for it.  It returns once continued.
+void stop_self(bool whole_job);
 
 // sbx becomes a child subreaper (orphaned descendants are reparented to it,
 // so that the kill at the end finds them); the portable backend cannot, and

@@ -31,10 +31,14 @@ constexpr std::array kWatched{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT, SIGCHLD
 // The watched signals and SIGTTOU are blocked (SIGCONT still continues sbx;
 // the signalfd tells of it); SIGCHLD is made default so that the child is
 // not auto-reaped.
-SignalWatch::SignalWatch() {
+SignalWatch::SignalWatch(bool terminal) : terminal_(terminal) {
     sigset_t block;
     sigemptyset(&block);
     for (int s : kWatched) sigaddset(&block, s);
+    if (terminal) {
+        sigaddset(&block, SIGWINCH);
+        sigaddset(&block, SIGTSTP);
+    }
     sigaddset(&block, SIGTTOU);
     if (::sigprocmask(SIG_BLOCK, &block, &old_mask_) != 0)
         throw Error(fmt::format("cannot block signals: {}", std::strerror(errno)));
@@ -88,6 +92,17 @@ bool WakeTimer::at(std::chrono::steady_clock::time_point t) {
     spec.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
     spec.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
     return ::timer_settime(static_cast<timer_t>(id_), TIMER_ABSTIME, &spec, nullptr) == 0;
+}
+
+// SIGTSTP is blocked (watched): sent, it waits; unblocked, it is taken at
+// once with its default action.
+void stop_self(bool whole_job) {
+    ::kill(whole_job ? 0 : ::getpid(), SIGTSTP);
+    sigset_t tstp;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    ::sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
+    ::sigprocmask(SIG_BLOCK, &tstp, nullptr);
 }
 
 bool become_subreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }

@@ -53,7 +53,7 @@ bool set_flags(int fd) {
 
 // SIGTTOU is blocked, SIGPIPE ignored; the watched signals (SIGCHLD with its
 // stops, for job control) go to on_signal.
-SignalWatch::SignalWatch() {
+SignalWatch::SignalWatch(bool terminal) : terminal_(terminal) {
     int fds[2];
     if (::pipe(fds) != 0) throw Error(fmt::format("cannot create the signals' pipe: {}", std::strerror(errno)));
     fd_ = Fd(fds[0]);
@@ -74,9 +74,17 @@ SignalWatch::SignalWatch() {
     handled.sa_flags = SA_RESTART | SA_SIGINFO;
     sigfillset(&handled.sa_mask);
     for (std::size_t i = 0; i < kHandled.size(); ++i) ::sigaction(kHandled[i], &handled, &old_actions_[i + 1]);
+    if (terminal) {
+        ::sigaction(SIGWINCH, &handled, &old_actions_[kHandled.size() + 1]);
+        ::sigaction(SIGTSTP, &handled, &old_actions_[kHandled.size() + 2]);
+    }
 }
 
 SignalWatch::~SignalWatch() {
+    if (terminal_) {
+        ::sigaction(SIGWINCH, &old_actions_[kHandled.size() + 1], nullptr);
+        ::sigaction(SIGTSTP, &old_actions_[kHandled.size() + 2], nullptr);
+    }
     for (std::size_t i = 0; i < kHandled.size(); ++i) ::sigaction(kHandled[i], &old_actions_[i + 1], nullptr);
     ::sigaction(SIGPIPE, &old_actions_[0], nullptr);
     g_signal_pipe = -1;
@@ -158,6 +166,16 @@ bool WakeTimer::at(std::chrono::steady_clock::time_point t) {
 }
 
 bool become_subreaper() { return false; }
+
+// SIGTSTP's handler (the relay's SignalWatch) is set aside while it is sent.
+void stop_self(bool whole_job) {
+    struct sigaction dfl {
+    }, old{};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGTSTP, &dfl, &old);
+    ::kill(whole_job ? 0 : ::getpid(), SIGTSTP);
+    ::sigaction(SIGTSTP, &old, nullptr);
+}
 
 void child_dies_with_parent() {}
 

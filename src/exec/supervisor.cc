@@ -28,6 +28,7 @@
 #include "exec/output_cap.h"
 #include "exec/process.h"
 #include "exec/spawn.h"
+#include "exec/terminal.h"
 #include "platform/helper_status.h"
 #include "util/error.h"
 
@@ -63,6 +64,11 @@ constexpr auto kHolderCheckEvery = std::chrono::milliseconds(10);
 // Shown bytes a sink holds for a slow reader before the pipes feeding it
 // are left unread.
 constexpr std::size_t kPendingLimit = 256 * 1024;
+// The relay: what is typed and not yet taken by the pty before sbx stops
+// reading the terminal, and how often sbx looks whether it has the
+// terminal's foreground again (a running job's fg sends no SIGCONT).
+constexpr std::size_t kTypedLimit = 64 * 1024;
+constexpr auto kForegroundCheckEvery = std::chrono::milliseconds(250);
 
 // Gives the terminal back to sbx's process group when the command had it
 // (not after the job was continued in the background: the shell has it;
@@ -103,6 +109,9 @@ struct ChildSetup {
     const char* cwd;
     bool stdin_null;
     bool take_tty;
+    // The relay's pty slave (-1: none): the child leads a new session with
+    // it as its controlling terminal, and it is the child's stdin.
+    int tty_fd;
     int out_fd;
     int err_fd;
     int status_fd;
@@ -126,8 +135,13 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
 [[noreturn]] void child_main(const ChildSetup& s) {
     exec::child_dies_with_parent();
     if (::getppid() != s.parent) ::_exit(125);
-    ::setpgid(0, 0);
-    if (s.take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpid());  // SIGTTOU is still blocked here
+    if (s.tty_fd >= 0) {
+        if (::setsid() < 0 || ::ioctl(s.tty_fd, TIOCSCTTY, 0) != 0 || ::dup2(s.tty_fd, STDIN_FILENO) < 0)
+            child_fail(s, kStageStdin, errno);
+    } else {
+        ::setpgid(0, 0);
+        if (s.take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpid());  // SIGTTOU is still blocked here
+    }
     if (s.stdin_null) {
         const int fd = ::open("/dev/null", O_RDONLY);
         if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) child_fail(s, kStageStdin, errno);
@@ -643,6 +657,7 @@ public:
         : plan_(plan),
           opt_(opt),
           track_orphans_(track_orphans),
+          signals_(opt.tty),
           loop_(opt),
           out_sink_{opt.stdout_fd},
           err_sink_{opt.stderr_fd},
@@ -671,9 +686,11 @@ public:
         // It only makes async-signal-safe calls and writes no memory of sbx's
         // (exec/spawn.h).  The child made its own process group before exec
         // (sbx resumes only after that).
+        if (opt_.tty) raw_.emplace(STDIN_FILENO);
         child_.emplace(exec::spawn("the command", child_entry, &setup_));
         terminal_.group(child_->pid());
         if (setup_.take_tty) terminal_.took();
+        slave_.reset();  // the command's alone: its master reads EIO once the command's processes are gone
         out_pipe_.write.reset();
         err_pipe_.write.reset();
         status_pipe_.write.reset();
@@ -737,6 +754,8 @@ public:
             if (fds[2].revents != 0) loop_.pump(out_);
             if (fds[3].revents != 0) loop_.pump(err_);
             serve_sinks(fds[4], fds[5]);
+            if (fds[6].revents != 0) type_in();
+            if (fds[7].revents != 0) pass_typed();
             // Without a pidfd (the portable backend), a SIGCHLD tells of the end.
             if (fds[1].revents != 0 || (signalled && child_->pidfd() < 0)) {
                 if (const auto status = child_->try_wait()) {
@@ -820,11 +839,21 @@ private:
         // its open files seen.
         const bool hand_over = unseen && opt_.stdout_fd != STDERR_FILENO && opt_.stderr_fd != STDOUT_FILENO &&
                                !track_orphans_ && exec::open_files_visible();
-        out_direct_ = hand_over && can_hand_over(opt_.stdout_fd);
-        err_direct_ = hand_over && can_hand_over(opt_.stderr_fd);
+        // The relay: stderr goes to the pty too when it is the same file as
+        // stdout (a terminal, 2>&1), else it stays a stream of its own.
+        const bool both_tty = opt_.tty && same_file(opt_.stdout_fd, opt_.stderr_fd);
+        out_direct_ = hand_over && !opt_.tty && can_hand_over(opt_.stdout_fd);
+        err_direct_ = hand_over && !both_tty && can_hand_over(opt_.stderr_fd);
         for (auto [direct, fd] : {std::pair{out_direct_, opt_.stdout_fd}, std::pair{err_direct_, opt_.stderr_fd}}) {
             struct stat st {};
             if (direct && ::fstat(fd, &st) == 0) given_.push_back(st);
+        }
+        if (opt_.tty) {
+            exec::PtyPair pty = exec::open_pty(STDIN_FILENO);
+            master_in_ = Fd(::fcntl(pty.master.get(), F_DUPFD_CLOEXEC, 3));
+            if (!master_in_.valid()) throw Error(fmt::format("cannot copy the pty's master: {}", std::strerror(errno)));
+            master_ = std::move(pty.master);
+            slave_ = std::move(pty.slave);
         }
         out_pipe_ = exec::make_pipe();
         err_pipe_ = exec::make_pipe();
@@ -855,16 +884,18 @@ private:
             // turn would interleave "touch: " and a later stdout line).  Its
             // bytes are then all in the stdout stream (the kept copy, the
             // tail; the stderr tail mirrors it: finish_result).
-            merged_ = opt_.passthrough && !out_direct_ && !err_direct_;
+            merged_ = (opt_.passthrough || opt_.tty) && !out_direct_ && !err_direct_;
         }
         out_.sink = opt_.passthrough || opt_.on_output ? &out_sink_ : nullptr;
         err_.sink = opt_.passthrough ? &err_sink_ : opt_.on_output ? &out_sink_ : nullptr;
-        out_.fd = std::move(out_pipe_.read);
+        // The relay's output is read from the pty's master (no splice there).
+        out_.fd = opt_.tty ? std::move(master_) : std::move(out_pipe_.read);
         err_.fd = std::move(err_pipe_.read);
         out_.live_capped = err_.live_capped = opt_.cap_live || opt_.on_output;
         out_.splice_out = err_.splice_out = unseen;
         out_.splice_front = err_.splice_front =
             opt_.passthrough && !out_.live_capped && !opt_.capture && opt_.tail_bytes > 0;
+        if (opt_.tty) out_.splice_out = out_.splice_front = false;
         // Handed over: nothing to read (the pipe's write end goes at the start).
         if (out_direct_) loop_.close(out_);
         if (err_direct_ || merged_) loop_.close(err_);
@@ -880,14 +911,18 @@ private:
         setup_.envp.push_back(nullptr);
         setup_.candidates = exec::exec_candidates(plan_.argv[0], env_);
         setup_.cwd = plan_.cwd.c_str();
-        setup_.stdin_null = plan_.stdin_mode == StdinMode::Null;
+        setup_.stdin_null = plan_.stdin_mode == StdinMode::Null && !opt_.tty;
         // Job control when stdin is the session's terminal; the child's group
-        // takes the terminal at once when sbx is in the foreground.
-        job_control_ = plan_.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
+        // takes the terminal at once when sbx is in the foreground.  The
+        // relay leaves the user's terminal to sbx: the child's session has
+        // the pty, and sbx follows its stops (follow_relay_stop).
+        job_control_ = !opt_.tty && plan_.stdin_mode == StdinMode::Inherit && ::isatty(STDIN_FILENO) == 1 &&
                        ::tcgetsid(STDIN_FILENO) == ::getsid(0);
         setup_.take_tty = job_control_ && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
-        setup_.out_fd = out_direct_ ? opt_.stdout_fd : out_pipe_.write.get();
-        setup_.err_fd = err_direct_ ? opt_.stderr_fd : merged_ ? out_pipe_.write.get() : err_pipe_.write.get();
+        setup_.tty_fd = slave_.valid() ? slave_.get() : -1;
+        const int out_write = slave_.valid() ? slave_.get() : out_pipe_.write.get();
+        setup_.out_fd = out_direct_ ? opt_.stdout_fd : out_write;
+        setup_.err_fd = err_direct_ ? opt_.stderr_fd : merged_ ? out_write : err_pipe_.write.get();
         setup_.status_fd = status_pipe_.write.get();
         setup_.report_fd = report_pipe_ ? report_pipe_->write.get() : -1;
         setup_.report_target = plan_.report_fd;
@@ -905,6 +940,12 @@ private:
     // When the loop must wake: the end, or without a subreaper the next note
     // of the command's processes (taken here when due).
     std::optional<Clock::time_point> next_wake(Clock::time_point now, std::optional<Clock::time_point> end_by) {
+        // The relay in the background: raw again (and reading) once sbx has
+        // the terminal's foreground, looked at now and then.
+        if (raw_ && !raw_->raw() && !exited_ && !raw_->resume()) {
+            const auto check = now + kForegroundCheckEvery;
+            if (!end_by || check < *end_by) end_by = check;
+        }
         if (exited_ && !given_.empty() && end_by) return std::min(*end_by, next_holder_check_);
         if (!track_orphans_ || exited_) return end_by;
         if (now >= next_note_) {
@@ -959,7 +1000,7 @@ private:
     // the command's pipe is closed in text mode so that it sees SIGPIPE, as
     // it would in a plain shell pipeline, even while sbx is discarding past
     // the cap.
-    std::array<pollfd, 6> poll_set() const {
+    std::array<pollfd, 8> poll_set() const {
         auto reading = [](const Pump& p) { return p.readable() ? p.fd.get() : -1; };
         auto watching = [&](const Sink& s) {
             const bool fed = (out_.open && out_.sink == &s) || (err_.open && err_.sink == &s);
@@ -970,7 +1011,31 @@ private:
                 pollfd{reading(out_), POLLIN, 0},
                 pollfd{reading(err_), POLLIN, 0},
                 watching(out_sink_),
-                watching(err_sink_)};
+                watching(err_sink_),
+                pollfd{typing() ? STDIN_FILENO : -1, POLLIN, 0},
+                pollfd{typed_.empty() ? -1 : master_in_.get(), POLLOUT, 0}};
+    }
+
+    // The relay reads what is typed while the user's terminal is sbx's (raw,
+    // in the foreground), the command runs, and the pty keeps up.
+    bool typing() const {
+        return raw_ && raw_->raw() && typing_open_ && !exited_ && master_in_.valid() && typed_.size() < kTypedLimit;
+    }
+
+    // What was typed, on to the pty as far as it takes it now.
+    void type_in() {
+        char buffer[4096];
+        const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n > 0) typed_.append(buffer, static_cast<std::size_t>(n));
+        else if (n == 0 || (errno != EINTR && errno != EAGAIN)) typing_open_ = false;
+        pass_typed();
+    }
+
+    void pass_typed() {
+        if (typed_.empty()) return;
+        const ssize_t w = ::write(master_in_.get(), typed_.data(), typed_.size());
+        if (w > 0) typed_.erase(0, static_cast<std::size_t>(w));
+        else if (w < 0 && errno != EINTR && errno != EAGAIN) typed_.clear();  // the pty is gone
     }
 
     // The forwarded signals go to the command's group; a SIGCHLD reaps
@@ -983,12 +1048,38 @@ private:
             // The timer's SIGCONT (the deadline, the drain's end) is no fg
             // or bg: the loop ends the run without continuing the command.
             else if (si->signo == SIGCONT && si->timer) continue;
+            else if (si->signo == SIGCONT && raw_) continue_relay();
             else if (si->signo == SIGCONT && job_control_) continue_child(pid, terminal_);
+            else if (si->signo == SIGWINCH) exec::copy_window_size(STDIN_FILENO, master_in_.get());
+            else if (si->signo == SIGTSTP) stop_relay(false);
             else forward(pid, si->signo);
         }
         if (child_died) reap_orphans(pid);
         if (child_died && job_control_) follow_stop(*child_, terminal_, end_by);
+        if (child_died && raw_ && child_->take_stop()) stop_relay(true);
         return child_died;
+    }
+
+    // The relay's job control.  The command stopped (^Z reached its group
+    // through the pty; the helper stops with it): sbx stops its own job with
+    // the user's terminal back in the mode it had, so that the shell
+    // prompts.  A SIGTSTP sent to sbx itself stops sbx alone (the command
+    // runs on until its output fills the pty).  When sbx does not stop (its
+    // group orphaned from its shell), it goes on at once.
+    void stop_relay(bool whole_job) {
+        raw_->pause();
+        exec::stop_self(whole_job);
+        sigset_t pending;
+        if (::sigpending(&pending) == 0 && !sigismember(&pending, SIGCONT)) continue_relay();
+    }
+
+    // Continued (fg, bg): raw again when sbx has the terminal's foreground,
+    // the window size again (it may have changed meanwhile), and the
+    // command continued.
+    void continue_relay() {
+        raw_->resume();
+        exec::copy_window_size(STDIN_FILENO, master_in_.get());
+        ::kill(-child_->pid(), SIGCONT);
     }
 
     // A signal for the command's group.  Without a subreaper its processes
@@ -1059,6 +1150,13 @@ private:
     ChildSetup setup_{};
     bool job_control_ = false;
     TerminalGuard terminal_;
+    // The relay (opt_.tty): the pty's master (moved to out_ once set up), a
+    // copy to write what is typed to, the slave until the child has it, the
+    // user's terminal in raw mode, and what was typed and not yet taken.
+    Fd master_, master_in_, slave_;
+    std::optional<exec::RawTerminal> raw_;
+    std::string typed_;
+    bool typing_open_ = true;  // sbx's stdin has not ended
     Clock::time_point start_{};
     std::optional<Clock::time_point> deadline_;
     std::optional<exec::WakeTimer> wake_;

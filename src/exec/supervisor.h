@@ -63,6 +63,13 @@ struct SuperviseOptions {
     // Given to the program at plan.proxy_fd (the helper's end of the
     // allowlist proxy's socket pair, net/proxy.h), or -1.
     int proxy_channel = -1;
+    // Relay a new pseudo-terminal (exec/terminal.h): the command's stdin,
+    // stdout, and stderr when sbx's stderr is the same file as its stdout,
+    // are the slave of a pty made here, the controlling terminal of a session
+    // of the child's own; sbx's stdin (a terminal, in raw mode meanwhile)
+    // is copied to it and its output is the stdout stream.  The caller
+    // checks that stdin is a terminal.
+    bool tty = false;
     // Where text mode's pass-through goes (tests point these elsewhere).
     int stdout_fd = 1;
     int stderr_fd = 2;

@@ -392,8 +392,9 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
         "$SBX" run -t 30s -p workspace-write -- sh -c 'read line; echo "read: $line"')
     is "sandboxed, reading the terminal: exit status" 0 $?
     ok "sandboxed, reading the terminal: the command read the line" grep -q 'read: hello' <<<"$out"
-    # Job control from an interactive shell (progs/pty-job.py): ^Z stops the
-    # job and the shell prompts again; then
+    # Job control from an interactive shell (progs/pty-job.py), on the
+    # user's terminal itself (-T: no relay; the relay's job control is
+    # tty.sh's): ^Z stops the job and the shell prompts again; then
     #   fg:     the command gets the terminal back and reads the line typed;
     #   bg:     it goes on without the terminal, which the shell keeps (sbx
     #           does not take it back when the command ends);
@@ -434,19 +435,19 @@ if cc -O1 -o "$d/sig-count" "$here/progs/sig-count.c" 2>"$d/cc.log"; then
     for policy in danger-full-access workspace-write external-sandbox; do
         for mode in fg bg bgread background fgnow; do
             job_mode "$mode"
-            job "$policy" "$mode" "$steps" "$wrote" -- "$SBX" run -t 30s -p "$policy" -- sh -c "$script"
+            job "$policy" "$mode" "$steps" "$wrote" -- "$SBX" run -T -t 30s -p "$policy" -- sh -c "$script"
         done
     done
     # A job that ignores SIGTSTP is not stopped by ^Z: when the command
     # stops anyway (it took SIGTSTP back, as vim does), sbx continues it.
     for policy in danger-full-access workspace-write; do
         job "$policy, SIGTSTP ignored by the job" ignored "ignored rc=0" hello -- sh -c \
-            "trap '' TSTP; exec $(printf %q "$SBX") run -t 30s -p $policy -- python3 $(printf %q "$here/progs/tstp-reader.py") ready typed"
+            "trap '' TSTP; exec $(printf %q "$SBX") run -T -t 30s -p $policy -- python3 $(printf %q "$here/progs/tstp-reader.py") ready typed"
     done
     # sbx run by a script: ^Z stops the whole job (the script too), as it
     # would without sbx, so that the shell prompts again.
     job_mode fg
-    printf '#!/bin/sh\n%q run -t 30s -p workspace-write -- sh -c %q\n' "$SBX" "$script" > "$d/job.sh"
+    printf '#!/bin/sh\n%q run -T -t 30s -p workspace-write -- sh -c %q\n' "$SBX" "$script" > "$d/job.sh"
     chmod 755 "$d/job.sh"
     job "sbx in a script" fg "$steps" "$wrote" -- "$d/job.sh"
     # The helper run by a shell: its own group is the job.
