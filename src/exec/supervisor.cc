@@ -724,8 +724,10 @@ public:
         result_.exit_code = (failure.err == ENOENT || failure.err == ENOTDIR) ? 127 : 126;
         result_.exec_error = message;
         const std::string line = "sbx: " + message + "\n";
+        // One pipe (or the relay's terminal) for both streams: the line goes
+        // where the command's stderr went (err_ is closed then).
         if (err_direct_) write_all(opt_.stderr_fd, line);
-        else loop_.take(err_, line);
+        else loop_.take(merged_ ? out_ : err_, line);
         end_streams();
         result_.duration_ms = elapsed_ms();
         return finish_result();

@@ -54,11 +54,26 @@ fi
 out=$(talk expect:'Password: ' send:'secret\r' expect:'pw=secret' -- "$SBX" run -p workspace-write -- \
     python3 -c 'import getpass; print("pw=" + getpass.getpass())' 2>&1)
 is "a password prompt on /dev/tty (getpass) works" 0 "$?"
-not_ok "... through /dev/tty, not the stdin fallback" grep -q GetPassWarning <<<"$out"
+not_ok "... without the fallback's warning" grep -q GetPassWarning <<<"$out"
 not_ok "... without echo" grep -q "Password: secret" <<<"$out"
+# (getpass falls back to stdin when /dev/tty cannot be opened: so directly.)
+out=$(talk -- "$SBX" run -p workspace-write -- python3 -c '
+import os
+fd = os.open("/dev/tty", os.O_RDWR)
+os.write(fd, b"written to /dev/tty\r\n")
+print("the same terminal as stdin:", os.ttyname(0) == os.ttyname(1) == os.ttyname(2))' 2>&1)
+ok "/dev/tty inside opens read-write, and what is written there shows" grep -q "^written to /dev/tty" <<<"$out"
+ok "... the command's stdin, stdout and stderr are one terminal" grep -q "the same terminal as stdin: True" <<<"$out"
 talk -- "$SBX" run -p workspace-write -- seq 1 100000 >"$d/seq.out"
 is "seq 1 100000 through the relay: every line" 100000 "$(tr -d '\r' <"$d/seq.out" | grep -c .)"
 is "... the last one last" 100000 "$(tr -d '\r' <"$d/seq.out" | tail -n 1)"
+
+# A command that cannot be run: its one line shows where stderr goes (one
+# stream for both at a terminal and with 2>&1: the line was lost there).
+out=$(talk -- "$SBX" run -p danger-full-access -- ./no-such-command)
+ok "a command not found at a terminal: the line says so" grep -q "^sbx: cannot run './no-such-command'" <<<"$out"
+out=$("$SBX" run -p danger-full-access -- ./no-such-command 2>&1 | cat)
+ok "... and with 2>&1 into a pipe" grep -q "^sbx: cannot run './no-such-command'" <<<"$out"
 
 # 4. No relay: with -T, and with stdout a pipe (stdin stays the terminal).
 out=$(talk -- "$SBX" run -T -p workspace-write -- sh -c '[ -t 0 ] && echo in-tty; [ -t 1 ] || echo out-pipe')
