@@ -94,6 +94,22 @@ out=$(talk expect:'JOB> ' send:'run -- sh -c "echo re""ady; exec cat"\r' expect:
     env PS1='JOB> ' bash --norc --noprofile -i 2>&1)
 is "^Z stops the job, the shell prompts, fg resumes it and cat reads the terminal" 0 "$?"
 
+# A SIGTSTP sent to sbx itself (kill -TSTP) stops sbx, with the terminal
+# back in its mode; fg makes it raw again and the command reads on.
+printf '#!/bin/sh\necho $$ >"%s/sbx.pid"\nexec "$SBX" run -p workspace-write -- sh -c %s\n' \
+    "$d" "'touch $d/work/ready; exec cat'" >"$d/tstp.sh"
+chmod +x "$d/tstp.sh"
+rm -f "$d/work/ready" "$d/tstp-sent"
+talk expect:'JOB> ' send:"$d/tstp.sh\r" wait:"$d/tstp-sent" expect:'Stopped' expect:'JOB> ' send:'fg\r' \
+    send:'hello\r' expect:'hello\r\nhello' send:'\x04' expect:'JOB> ' send:'echo rc=$?\r' expect:'rc=0' \
+    send:'exit\r' -- env PS1='JOB> ' bash --norc --noprofile -i >"$d/tstp.out" 2>&1 &
+talker=$!
+eventually test -e "$d/work/ready"
+kill -TSTP "$(cat "$d/sbx.pid")"
+touch "$d/tstp-sent"
+wait "$talker"
+is "SIGTSTP to sbx: the job stops, fg continues it and the command reads the terminal" 0 "$?"
+
 # 6. The user's terminal never reaches the command: no fd of the command or
 #    of the helper is it, and TIOCSTI from inside types nothing at the shell.
 rm -f "$d/work/ready" "$d/checked"
