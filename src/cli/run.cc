@@ -91,6 +91,7 @@ public:
         PlatformPaths paths;
         if (p.mode != Mode::DangerFullAccess && os == TargetOs::Linux) paths.linux_helper = helper();
         CommandSpec command = args_.command;
+        command.private_terminal = tty_;  // the relay (only a sandboxed plan tells the helper)
         if (os == TargetOs::MacOs) {
             command.terminals = inherited_terminals();
             check_seatbelt_roots(p, system_environment());

@@ -17,7 +17,7 @@ const std::map<std::string, std::string>& no_network_retry_env() {
 }
 
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
-                                           const std::string& command_cwd, bool record_denials) {
+                                           const std::string& command_cwd, bool record_denials, bool private_terminal) {
     std::vector<std::string> args{
         helper,        "--sandbox-policy-cwd",         policy.workspace, "--command-cwd", command_cwd,
         "--status-fd", std::to_string(kHelperStatusFd)};
@@ -26,6 +26,9 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     // with its destination.
     if (record_denials) args.emplace_back("--record-denials");
     else if (policy.network != Network::Full) args.emplace_back("--record-network");
+    // sbx's relay: the controlling terminal is the pty sbx made for this
+    // sandbox, which the command may resize (TIOCSWINSZ) as its own.
+    if (private_terminal) args.emplace_back("--private-terminal");
     // By name: the proxy, and every TCP connect carried to it (transparent TCP:
     // programs that ignore the proxy variables reach allowed names too).
     if (policy.by_name()) args.insert(args.end(), {"--proxy-fd", std::to_string(kHelperProxyFd), "--transparent-tcp"});
@@ -45,7 +48,8 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv = command.argv;
         out.sandbox = SandboxKind::None;
     } else if (os == TargetOs::Linux) {
-        out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd, command.record_denials);
+        out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd, command.record_denials,
+                                     command.private_terminal);
         out.argv.push_back("--");
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = SandboxKind::Linux;

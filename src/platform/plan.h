@@ -32,6 +32,9 @@ struct CommandSpec {
     bool clear_env = false;                      // --clear-env
     StdinMode stdin_mode = StdinMode::Inherit;
     bool record_denials = false;  // --record-denials (the helper's recorder)
+    // The command runs on a pseudo-terminal sbx made for it (its relay,
+    // exec/terminal.h): the helper is told so (--private-terminal).
+    bool private_terminal = false;
     // macOS: the terminal devices the command inherits (Seatbelt opens them
     // by name; see SeatbeltContext).
     std::vector<std::string> terminals;
@@ -79,9 +82,10 @@ const std::map<std::string, std::string>& no_network_retry_env();
 ExecPlan plan(const CanonicalPolicy&, const CommandSpec&, TargetOs, const PlatformPaths&);
 
 // The helper's argv prefix for a policy (everything before "--").
-// record_denials adds the helper's --record-denials (sbx's own; never in
-// the argv Codex is given).
+// record_denials adds the helper's --record-denials, private_terminal its
+// --private-terminal (sbx's own; never in the argv Codex is given).
 std::vector<std::string> linux_helper_args(const CanonicalPolicy&, const std::string& helper,
-                                           const std::string& command_cwd, bool record_denials = false);
+                                           const std::string& command_cwd, bool record_denials = false,
+                                           bool private_terminal = false);
 
 }  // namespace sbx

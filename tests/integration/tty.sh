@@ -27,6 +27,11 @@ signal.sigwait([signal.SIGWINCH])
 print("size", *os.get_terminal_size(), flush=True)')
 is "a resize of the terminal is seen inside (SIGWINCH, 120x40)" 0 "$?"
 
+# The pty is the command's own (the helper is told --private-terminal): it
+# may resize it, as tmux or script would.
+out=$(talk -- "$SBX" run -p workspace-write -- sh -c 'stty rows 50 cols 100 && stty size')
+ok "the command resizes its own terminal (TIOCSWINSZ on the relay's pty)" grep -q "^50 100" <<<"$out"
+
 # 2. Raw mode: one byte read without Enter; ^C kills the foreground program.
 out=$(talk expect:ready send:x expect:"got 'x'" -- "$SBX" run -p workspace-write -- python3 -c '
 import sys, tty
