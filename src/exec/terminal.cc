@@ -63,10 +63,7 @@ void copy_window_size(int from, int master) {
     if (::ioctl(from, TIOCGWINSZ, &size) == 0) ::ioctl(master, TIOCSWINSZ, &size);
 }
 
-RawTerminal::RawTerminal(int fd) : fd_(fd) {
-    have_saved_ = ::tcgetattr(fd_, &saved_) == 0;
-    resume();
-}
+RawTerminal::RawTerminal(int fd) : fd_(fd) { resume(); }
 
 void RawTerminal::pause() {
     if (!raw_) return;
@@ -75,8 +72,14 @@ void RawTerminal::pause() {
 }
 
 bool RawTerminal::resume() {
-    if (!have_saved_ || ::tcgetpgrp(fd_) != ::getpgrp()) return false;
     if (raw_) return true;
+    // In the foreground, or the terminal is not sbx's controlling one (then
+    // there is no job control to wait for).
+    const pid_t group = ::tcgetpgrp(fd_);
+    if (group != ::getpgrp() && !(group < 0 && errno == ENOTTY)) return false;
+    // The mode it has now (the user may have changed it while sbx was
+    // stopped) is what pause() gives back.
+    if (::tcgetattr(fd_, &saved_) != 0) return false;
     termios raw = saved_;
     ::cfmakeraw(&raw);
     // SIGTTOU is blocked while sbx supervises, so this cannot stop it.

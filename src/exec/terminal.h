@@ -24,10 +24,11 @@ PtyPair open_pty(int like);
 // then sends SIGWINCH to the pty's foreground group).  Best effort.
 void copy_window_size(int from, int master);
 
-// The user's terminal (fd) in raw mode while this lives, unless its process
-// group is not in the foreground there (then left alone: sbx was started
-// or continued in the background).  pause() restores the mode the terminal
-// had (before sbx stops, before a prompt), resume() makes it raw again.
+// The user's terminal (fd) in raw mode while this lives, unless sbx's
+// process group is not in the foreground there (then left alone: sbx was
+// started or continued in the background).  pause() restores the mode the
+// terminal had (before sbx stops, before a prompt), resume() makes it raw
+// again (taking the mode it has then as the one to restore).
 class RawTerminal {
 public:
     explicit RawTerminal(int fd);
@@ -42,8 +43,7 @@ public:
 
 private:
     int fd_;
-    termios saved_{};
-    bool have_saved_ = false;
+    termios saved_{};  // the mode before raw
     bool raw_ = false;
 };
 
