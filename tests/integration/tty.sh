@@ -88,6 +88,11 @@ out=$(talk -- sh -c '"$SBX" run -p workspace-write -- sh -c "[ -t 1 ] || echo ou
 ok "stdout a pipe: no pseudo-terminal (isatty(1) false inside)" grep -q "out-pipe" <<<"$out"
 out=$(talk -- sh -c '"$SBX" run --tty -p workspace-write -- sh -c "[ -t 1 ] && echo out-tty" | cat')
 ok "--tty with stdout a pipe: the command still gets a terminal" grep -q "out-tty" <<<"$out"
+json_stdout() { python3 -c 'import json, sys; print(repr(json.loads(sys.stdin.read())["stdout"]))'; }
+out=$(talk -- "$SBX" run --json -p workspace-write -- sh -c '[ -t 1 ] && echo tty || echo no-tty' | json_stdout)
+is "--json at a terminal: no pseudo-terminal" "'no-tty\\n'" "$out"
+out=$(talk -- "$SBX" run --tty --json -p workspace-write -- sh -c '[ -t 1 ] && echo tty || echo no-tty' | json_stdout)
+is "--tty --json: a terminal, its output in the result" "'tty\\r\\n'" "$out"
 out=$("$SBX" run --tty -p workspace-write -- true </dev/null 2>&1)
 is "--tty without a terminal on stdin: refused (125)" 125 "$?"
 ok "... with one line that says why" grep -q "^sbx: --tty: stdin is not a terminal" <<<"$out"
