@@ -49,6 +49,9 @@ is "exit status: 7" 7 "$?"
 mkdir -p "$d/work/subdir"
 out=$(talk -- "$SBX" run -p workspace-write -- ls --color=auto "$d/work")
 ok "ls --color=auto colours (an escape sequence)" grep -q $'\e\[' <<<"$out"
+talk expect:'>>> ' send:'print(6 * 7)\r' expect:'\r\n42\r\n' send:'exit()\r' -- \
+    "$SBX" run -p workspace-write -- python3 -q >/dev/null
+is "the python3 REPL: a line in, its answer out, exit()" 0 "$?"
 if command -v less >/dev/null; then
     seq 1 500 >"$d/work/numbers"
     talk expect:'\r\n23\r\n' send:q -- "$SBX" run -p workspace-write -- less numbers >/dev/null
