@@ -127,8 +127,9 @@ if why=$(has_landlock_abi 5 "ioctl rights on devices"); then
 else
     skip "TIOCSWINSZ on an own pty, no host terminal in reach" "$why"
 fi
+# (-T: sbx's relay would give the command a terminal of its own, tty.sh.)
 is "TIOCSWINSZ on an own pty with the host's terminal inherited: refused" "EPERM" \
-    "$(on_terminal "$SBX" run -p workspace-write -C "$ws" -- "$py" -c "$winsz" | head -1)"
+    "$(on_terminal "$SBX" run -T -p workspace-write -C "$ws" -- "$py" -c "$winsz" | head -1)"
 # --private-terminal: the controlling terminal is the caller's own for this
 # sandbox (sbx's relay), so it and the command's own ptys may be resized; a
 # terminal on stdin that is not that one keeps it refused.
@@ -160,14 +161,15 @@ is "without --private-terminal the controlling terminal keeps its size" "EPERM" 
     "$(on_terminal "${helper_ws[@]}" -- "$py" -c "$winsz_stdin" | head -1)"
 
 # --- the inherited terminal ---------------------------------------------------
+# (-T: at a terminal sbx relays a pseudo-terminal of its own otherwise, tty.sh.)
 is "the inherited terminal: /dev/console inside, isatty, the command in its foreground" \
-    "/dev/console True True kept" "$(on_terminal "$SBX" run -p workspace-write -C "$ws" -- "$py" -c 'import os
+    "/dev/console True True kept" "$(on_terminal "$SBX" run -T -p workspace-write -C "$ws" -- "$py" -c 'import os
 print(os.ttyname(0), os.isatty(0), os.tcgetpgrp(0) == os.getpgrp())' |
         tr '\n' ' ' | sed 's/  */ /g; s/ $//')"
 # Taking it (TIOCSCTTY, arg 1: steal) from a new session inside fails: it is
 # the user's session's controlling terminal, and the session keeps it.
 is "TIOCSCTTY 1 on the user's terminal from a new session inside: EPERM, the session keeps it" \
-    "EPERM kept" "$(on_terminal "$SBX" run -p workspace-write -C "$ws" -- "$py" -c 'import errno, fcntl, os, termios
+    "EPERM kept" "$(on_terminal "$SBX" run -T -p workspace-write -C "$ws" -- "$py" -c 'import errno, fcntl, os, termios
 pid = os.fork()
 if pid == 0:
     os.setsid()
