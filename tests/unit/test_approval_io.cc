@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "approval/approver.h"
@@ -387,9 +389,31 @@ TEST_CASE("the terminal prompt", "[approval][approver]") {
     const std::string name = ::ptsname(master);
     const int slave = ::open(name.c_str(), O_RDWR | O_NOCTTY);
     REQUIRE(slave >= 0);
-    auto answer_with = [&](const std::string& typed) {
-        REQUIRE(::write(master, typed.data(), typed.size()) == static_cast<ssize_t>(typed.size()));
-        return TtyApprover(name).ask(prompt_of());
+    // What the person saw, and an answer typed once the question shows
+    // (`early` before it: the prompt drops that).
+    std::string shown;
+    auto answer_with = [&](const std::string& typed, const std::string& early = "") {
+        REQUIRE(::write(master, early.data(), early.size()) == static_cast<ssize_t>(early.size()));
+        std::thread person([&] {
+            char buf[4096];
+            const std::size_t from = shown.size();
+            while (shown.find("[q]uit: ", from) == std::string::npos) {
+                const ssize_t n = ::read(master, buf, sizeof buf);
+                if (n <= 0) return;
+                shown.append(buf, static_cast<std::size_t>(n));
+            }
+            (void)!::write(master, typed.data(), typed.size());
+        });
+        const auto answer = TtyApprover(name).ask(prompt_of());
+        person.join();
+        // The rest of what it wrote (a question asked again), so that the
+        // next answer waits for the next question.
+        pollfd p{master, POLLIN, 0};
+        char buf[4096];
+        ssize_t n = 0;
+        while (::poll(&p, 1, 0) == 1 && (n = ::read(master, buf, sizeof buf)) > 0)
+            shown.append(buf, static_cast<std::size_t>(n));
+        return answer;
     };
     CHECK(answer_with("y\n").decision == ReviewDecision::Approved);
     CHECK(answer_with("n\n").decision == ReviewDecision::Denied);
@@ -399,11 +423,8 @@ TEST_CASE("the terminal prompt", "[approval][approver]") {
     CHECK(retried.decision == ReviewDecision::Approved);
     CHECK(retried.answered_by == "tty");
     CHECK(answer_with("x\nx\nx\n").decision == ReviewDecision::Denied);
-    // What the person saw.
-    char buf[8192];
-    const ssize_t n = ::read(master, buf, sizeof buf);
-    REQUIRE(n > 0);
-    const std::string shown(buf, static_cast<std::size_t>(n));
+    // A line typed before the question (for the command) answers nothing.
+    CHECK(answer_with("n\n", "y\n").decision == ReviewDecision::Denied);
     CHECK_THAT(shown, Catch::Contains("approval needed (sandbox): retry without the sandbox"));
     CHECK_THAT(shown, Catch::Contains("command: touch /etc/x"));
     CHECK_THAT(shown, Catch::Contains("  denied:  create /etc/x (not under a writable root; fix: -w /etc)"));
