@@ -251,8 +251,8 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
              "Keep only PATH, HOME, USER, LANG, TERM and TMPDIR of sbx's environment");
     add.option("--stdin", text.stdin_mode, "inherit (default) or null");
     add.flag("--tty", text.tty,
-             "Run the command on a new pseudo-terminal that sbx relays to its own terminal (the default when "
-             "stdin and stdout are terminals): needs stdin to be a terminal");
+             "Run the command on a new pseudo-terminal that sbx relays to its own terminal (the default for a "
+             "sandboxed command when stdin and stdout are terminals, in text mode): needs stdin to be a terminal");
     add.flag("-T,--no-tty", text.no_tty,
              "Never a pseudo-terminal: the command gets sbx's stdin and pipes for its output");
     add.flag("--record-denials", args.command.record_denials,
