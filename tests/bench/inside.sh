@@ -7,7 +7,8 @@
 #               the workspace writable, a fresh /dev and /proc, every namespace
 #   seccomp     sbx run -p external-sandbox -n restricted (seccomp and the
 #               network layer only: no view, no Landlock)
-#   ro          sbx run -p read-only
+#   ro          sbx run -p read-only --read-only /dev/shm (the host's
+#               /dev/shm, where the workspace is, instead of its own)
 #   ww          sbx run -p workspace-write
 #   recorded    sbx run -p workspace-write --record-denials
 #   codex       Codex 0.171's own helper (bubblewrap, seccomp) with Codex's
@@ -111,7 +112,8 @@ variants = {
     "native": lambda w: ["sh", "-c", w],
     "bwrap": lambda w: bwrap + ["sh", "-c", w],
     "seccomp": lambda w: [sbx, "run", "-p", "external-sandbox", "-n", "restricted", "--", "sh", "-c", w],
-    "ro": lambda w: [sbx, "run", "-p", "read-only", "--", "sh", "-c", w],
+    # read-only's /dev/shm is the sandbox's own unless an entry names it.
+    "ro": lambda w: [sbx, "run", "-p", "read-only", "--read-only", "/dev/shm", "--", "sh", "-c", w],
     "ww": lambda w: [sbx, "run", "-p", "workspace-write", "--", "sh", "-c", w],
     "recorded": lambda w: [sbx, "run", "-p", "workspace-write", "--record-denials", "--", "sh", "-c", w],
 }
