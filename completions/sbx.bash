@@ -14,7 +14,8 @@ _sbx() {
         --no-config"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --cap-live --json --events
         --env --unset-env --clear-env --stdin --tty -T --no-tty --dry-run --target-os -a --ask-for-approval --reject --approver
-        --approver-timeout --session --rules --escalate --justification --record-denials --explain --control-fd"
+        --approver-timeout --session --rules --escalate --justification --record-denials --no-record-denials --explain
+        --control-fd"
 
     local sub="" i
     for ((i = 1; i < cword; i++)); do

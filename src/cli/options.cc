@@ -222,7 +222,8 @@ std::string current_dir() { return system_environment().cwd; }
 struct RunText {
     std::string cwd, timeout, max_bytes, max_lines, keep, stdin_mode = "inherit", target_os, approver_timeout;
     std::vector<std::string> env, unset_env;
-    bool no_cap = false, cap_live = false, json = false, events = false, tty = false, no_tty = false;
+    bool no_cap = false, cap_live = false, json = false, events = false, no_record_denials = false, tty = false,
+         no_tty = false;
 };
 
 void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText& text) {
@@ -257,7 +258,10 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
              "Never a pseudo-terminal: the command gets sbx's stdin and pipes for its output");
     add.flag("--record-denials", args.command.record_denials,
              "Record each write (and, under -n restricted, each connect) the sandbox refuses, with its path or "
-             "address, pid and program, into denials (Linux; costs each write-class file call a round trip)");
+             "address, pid and program, into denials (Linux; costs each write-class file call a round trip; "
+             "the default with -a on-failure, on-request or untrusted)");
+    add.flag("--no-record-denials", text.no_record_denials,
+             "Do not record denials where -a would (the denials are then a guess from the output)");
     add.option("--control-fd", args.control_fd,
                "With --allow-domain: read lines 'allow-domain PATTERN' and 'deny-domain PATTERN[=REASON]' "
                "from descriptor N while the command runs, each for the connections after it (sbx's own "
@@ -289,6 +293,20 @@ void add_run_options(CLI::App& run, const Wanted& wanted, RunArgs& args, RunText
     approval.option("--justification", args.approval.justification, "Why --escalate is needed (shown to the approver)");
 }
 
+// The recorder runs where its exact list is needed: --explain, and the
+// approval flows, whose approver reads the denials (docs/performance.md: its
+// cost on a file-heavy workload keeps it from being every run's default).
+// Only Linux has it: macOS's --record-denials follows the log instead.
+void record_denials_by_default(bool no_record_denials, RunArgs& args) {
+    if (no_record_denials) {
+        if (args.command.record_denials) throw Error("--record-denials and --no-record-denials: choose one");
+        if (args.explain) throw Error("--explain needs the recorded denials: drop --no-record-denials");
+        return;
+    }
+    const bool approval = args.approval.ask_for_approval != "never";
+    if (args.explain || (approval && native_os() == TargetOs::Linux)) args.command.record_denials = true;
+}
+
 void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> command) {
     // Numbers first: a bad value is an error whether or not a command follows.
     if (!text.timeout.empty()) {
@@ -310,7 +328,7 @@ void finish_run(const RunText& text, RunArgs& args, std::vector<std::string> com
         else throw Error(fmt::format("--keep: '{}' is not head, tail or both", text.keep));
     }
     if (command.empty()) throw Error("run: no command given (usage: sbx run [OPTIONS] -- COMMAND [ARG...])");
-    if (args.explain) args.command.record_denials = true;
+    record_denials_by_default(text.no_record_denials, args);
     args.command.argv = std::move(command);
     std::string cwd = current_dir();
     if (!text.cwd.empty()) {

@@ -45,6 +45,16 @@ std::string duration_text(std::chrono::milliseconds d) {
     return fmt::format("{}s", d.count() / 1000);
 }
 
+// Whether the helper's recorder ran: it needs the sandbox's pid 1, which
+// the filesystem layers make (not external-sandbox's run; the helper names
+// "recorded denials" as not enforced where no user namespace allows one).
+// Only then does an empty list mean that the sandbox refused nothing.
+bool recorder_ran(const CanonicalPolicy& policy, const HelperStatus& helper) {
+    return policy.sandboxed_filesystem() &&
+           std::none_of(helper.not_enforced.begin(), helper.not_enforced.end(),
+                        [](const std::string& what) { return what.starts_with("recorded denials"); });
+}
+
 // The policy sources with a fix's flags (report/fix.h: -p, -n, -w,
 // --unprotect, --read-only) added, as if they had been given.
 PolicyArgs with_flags(PolicyArgs args, const std::vector<std::string>& added) {
@@ -196,7 +206,7 @@ public:
                                    a.plan.sandbox == SandboxKind::Linux ? helper() : std::string())
                   : std::vector<Denial>{};
         a.denial.denials = audited;
-        if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials)
+        if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials && recorder_ran(policy_, a.helper))
             a.denial = analyze_recorded(a.result, a.helper, audited);
         else if (a.plan.sandbox == SandboxKind::Linux) add_recorded_network(a.denial, a.result, a.helper);
         if (!refused.empty()) add_proxy_denials(a, refused);

@@ -52,11 +52,13 @@ is "approved retry: the request's cwd" "$ws/work" "$(last_request yes 'd["cwd"]'
 is "approved retry: the request carries the canonical policy" read-only "$(last_request yes 'd["policy"]["mode"]')"
 is "approved retry: escalated in the result" True "$(field "$ws/r1.json" 'd["escalated"]')"
 # The result keeps why: the sandboxed attempt's exit, denial and stderr (issue 35).
-is "approved retry: the first attempt is kept in the result" "1 True True []" \
-    "$(field "$ws/r1.json" '" ".join(str(x) for x in (d["first_attempt"]["exit_code"], d["first_attempt"]["sandbox_denied"], "Read-only file system" in d["first_attempt"]["stderr_tail"], d["first_attempt"]["denials"]))')"
-"$SBX" run -p read-only --record-denials -a on-failure --approver "$yes_prog" --json -- touch "$ws/kept" >"$ws/r1k.json"
-is "... with --record-denials, with its denials" "create $ws/kept" \
-    "$(field "$ws/r1k.json" 'd["first_attempt"]["denials"][0]["operation"] + " " + d["first_attempt"]["denials"][0]["path"]')"
+is "approved retry: the first attempt is kept in the result" "1 True True" \
+    "$(field "$ws/r1.json" '" ".join(str(x) for x in (d["first_attempt"]["exit_code"], d["first_attempt"]["sandbox_denied"], "Read-only file system" in d["first_attempt"]["stderr_tail"]))')"
+# An approval flow records the denials without --record-denials (issue 32).
+is "... with its exact denials, recorded without a flag" "create $target" \
+    "$(field "$ws/r1.json" '" ".join(x["operation"] + " " + x["path"] for x in d["first_attempt"]["denials"])')"
+"$SBX" run -p read-only --no-record-denials -a on-failure --approver "$yes_prog" --json -- touch "$ws/kept" >"$ws/r1k.json"
+is "... with --no-record-denials, none listed" "[]" "$(field "$ws/r1k.json" 'd["first_attempt"]["denials"]')"
 is "approved retry: who answered" approver "$(field "$ws/r1.json" 'd["approval"]["requests"][0]["answered_by"]')"
 is "approved retry: what was answered" approved "$(field "$ws/r1.json" 'd["approval"]["requests"][0]["decision"]')"
 is "approved retry: the JSON decision form works too" 0 \
@@ -81,17 +83,18 @@ ok "terminal prompt: answered n, refused by the terminal, not closed" \
 not_ok "... nothing ran without the sandbox" test -e "$ws/refused-at-the-terminal"
 
 # 1b. The retry's request tells why: the failed attempt's denials (recorded
-#     with --record-denials), each with its rule and fix, and the end of its
-#     stderr; without the recorder the list is empty and the stderr is there.
+#     by default in an approval flow), each with its rule and fix, and the
+#     end of its stderr; without the recorder the list is empty and the
+#     stderr is there.
 why_prog=$(approver why denied)
-"$SBX" run -p read-only --record-denials -a on-failure --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
+"$SBX" run -p read-only -a on-failure --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
 is "why: the request lists the denied create" "create $ws/why" \
     "$(last_request why 'd["denials"][0]["operation"] + " " + d["denials"][0]["path"]')"
 is "why: ... with the rule that refused it" "read :root (read-only preset): nothing is writable but /dev/null" \
     "$(last_request why 'd["denials"][0]["rule"]')"
 ok "why: ... and a fix" test -n "$(last_request why 'd["denials"][0]["fix"]')"
 ok "why: the end of the attempt's stderr" grep -q "touch: cannot touch" <<<"$(last_request why 'd["stderr_tail"]')"
-"$SBX" run -p read-only -a on-failure --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
+"$SBX" run -p read-only -a on-failure --no-record-denials --approver "$why_prog" -- touch "$ws/why" 2>/dev/null
 is "why, without the recorder: no denials listed" "[]" "$(last_request why 'd["denials"]')"
 ok "why, without the recorder: the stderr still" grep -q "touch: cannot touch" <<<"$(last_request why 'd["stderr_tail"]')"
 # A refused connect reads like an outage (curl: exit 7, no known message); it

@@ -61,6 +61,10 @@ refuses "bad timeout" "--timeout: 'soon'" "$SBX" run -t soon -- true
 refuses "bad size" "--limit-memory: 'lots'" "$SBX" run --limit-memory lots -- true
 refuses "no command" "no command given" "$SBX" run -p read-only
 refuses "--target-os without --dry-run" "--target-os: only with --dry-run" "$SBX" run --target-os macos -- true
+refuses "--record-denials with --no-record-denials" "--record-denials and --no-record-denials: choose one" \
+    "$SBX" run --record-denials --no-record-denials -- true
+refuses "--explain without the recorder" "--explain needs the recorded denials" \
+    "$SBX" run --explain --no-record-denials -- true
 refuses "a policy file whose derived keys disagree" "key 'writable' does not match" \
     "$SBX" policy --policy-json "$(sed 's/"\/dev\/null"/"\/dev\/zero"/' "$ws/policy.json")"
 ok "refusals changed nothing in the workspace" test -z "$(find "$ws/repo" -newer "$ws/policy.json" -mindepth 1 -not -path '*/.git*')"

@@ -62,6 +62,38 @@ ok "... and makes nothing" test ! -e made
 "$SBX" run -p workspace-write --json -- touch /etc/sbx-recorder-x >out.json
 is "without --record-denials nothing is recorded (audit is not read here)" "" \
     "$(jq -r '.denials[] | select(.pid)' out.json)"
+# An approval flow records by default (issue 32): the denial is exact, with
+# its rule, without a flag; --no-record-denials turns that off.
+# (The approver lets untrusted's question before the run through, so that
+# the command runs; it refuses the retry without the sandbox.)
+# (Outside the writable roots, as sbx requires of an approver.)
+deny_all=$(scratch)/deny-all
+cat >"$deny_all" <<'EOF'
+#!/bin/sh
+case $(cat) in
+*'"kind":"untrusted"'*) echo approved ;;
+*) echo denied ;;
+esac
+EOF
+chmod 755 "$deny_all"
+for mode in on-failure on-request untrusted; do
+    "$SBX" run -p workspace-write -a "$mode" --approver "$deny_all" --json -- touch /etc/sbx-recorder-x >out.json 2>/dev/null
+    is "-a $mode, no flag: the create recorded, with its rule" \
+        "create /etc/sbx-recorder-x touch|not under a writable root" \
+        "$(jq -r '[.first_attempt // . | .denials[] | select(.pid)] | map("\(.operation) \(.path) \(.program)|\(.rule)") | join(",")' out.json)"
+done
+"$SBX" run -p workspace-write -a on-failure --no-record-denials --approver "$deny_all" --json -- \
+    touch /etc/sbx-recorder-x >out.json 2>/dev/null
+is "... with --no-record-denials: not recorded" "" \
+    "$(jq -r '.first_attempt // . | .denials[] | select(.pid)' out.json)"
+ok "... and no retry ran without the sandbox" test ! -e /etc/sbx-recorder-x
+rm -f /etc/sbx-recorder-x  # only there after a failure
+
+# external-sandbox has no pid 1 to record: --record-denials (an approval
+# flow's default) must not turn its refused socket into "nothing denied".
+"$SBX" run -p external-sandbox -n restricted --record-denials --json -- /usr/bin/python3 -c \
+    'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)' >out.json 2>/dev/null
+is "external-sandbox, --record-denials: a refused socket is still sandbox_denied" true "$(jq .sandbox_denied out.json)"
 
 # Exec: a program under a --deny entry (its directory appears empty and
 # unlistable), named directly and through PATH; a missing one is not the sandbox's.
