@@ -19,7 +19,9 @@
 #               it is not there.
 #   recorded-alt  with ALT_HELPER=PATH: recorded, with that helper instead
 #               (another build's codex-linux-sandbox: a change to the
-#               recorder measured against the recorder as it is, in one run)
+#               recorder measured against the recorder as it is, in one run);
+#               ALT_ENV="VAR=VALUE ..." adds to its environment only (a
+#               scratch build's switch, the same binary on both sides)
 # Workloads (FILES small files, 9000 by default):
 #   write   untar them, grep them, delete them (every file: an openat with
 #           O_CREAT, a utimensat of its directory, an unlinkat)
@@ -45,6 +47,7 @@ build=${1:-build}
 SBX=$(realpath "${SBX:-$build/sbx}")
 export SBX_LINUX_SANDBOX_EXE=$(realpath "${SBX_LINUX_SANDBOX_EXE:-$build/codex-linux-sandbox}")
 rounds=${ROUNDS:-15}
+alt=${ALT_HELPER:+$(realpath "$ALT_HELPER")}
 files=${FILES:-9000}
 command -v python3 >/dev/null || { echo "inside.sh: python3 is needed" >&2; exit 1; }
 command -v bwrap >/dev/null || { echo "inside.sh: bubblewrap (bwrap) is needed" >&2; exit 1; }
@@ -97,7 +100,6 @@ tar cf tree.tar -C src . && rm -rf src
 mkdir ro && tar xf tree.tar -C ro
 echo "inside.sh: $files files, $rounds rounds; load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-alt=${ALT_HELPER:+$(realpath "$ALT_HELPER")}
 python3 - "$SBX" "$rounds" "$ws" "$ablated" "$codex" "$alt" <<'PY'
 import json, os, statistics, subprocess, sys, time
 sbx, rounds, ws, ablated, codex, alt = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
@@ -135,6 +137,7 @@ if ablated:
 if alt:
     variants["recorded-alt"] = variants["recorded"]
     env["recorded-alt"] = dict(os.environ, SBX_LINUX_SANDBOX_EXE=alt)
+    env["recorded-alt"].update(kv.split("=", 1) for kv in os.environ.get("ALT_ENV", "").split())
 runs = {w: [v for v in variants if not (w == "write" and v == "ro")] for w in workloads}
 times = {(w, v): [] for w in workloads for v in runs[w]}
 for r in range(rounds + 1):  # round 0 warms up, not counted
