@@ -71,12 +71,12 @@ if [ "${ABLATE:-0}" = 1 ]; then
 import sys
 path = sys.argv[1]
 text = open(path).read()
-old = "    apply_landlock(policy, mount_layer);\n    return install_seccomp(policy, watch);"
+old = "    apply_landlock(policy, mount_layer, socket_files);\n    return install_seccomp(policy, watch, transparent);"
 new = ('    const char* without = ::getenv("SBX_BENCH_WITHOUT");\n'
        '    const std::string skip = without ? without : "";\n'
-       '    if (skip != "landlock" && skip != "both") apply_landlock(policy, mount_layer);\n'
+       '    if (skip != "landlock" && skip != "both") apply_landlock(policy, mount_layer, socket_files);\n'
        '    if (skip == "seccomp" || skip == "both") return Fd();\n'
-       '    return install_seccomp(policy, watch);')
+       '    return install_seccomp(policy, watch, transparent);')
 if old not in text:
     sys.exit("inside.sh: linux-helper/main.cc no longer has the lines ABLATE patches")
 open(path, "w").write(text.replace(old, new))
