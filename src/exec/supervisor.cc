@@ -526,12 +526,17 @@ void kill_under_helper(const exec::Child& helper) {
 // thread made the main child and adopts the orphans, while a child another
 // thread of sbx made meanwhile (an --approver program asked by the allowlist
 // proxy about a connection) is that thread's to wait for, with its status.
+#ifdef __WNOTHREAD
+constexpr int kThisThreadOnly = __WNOTHREAD;
+#else
+constexpr int kThisThreadOnly = 0;  // macOS: no other thread of sbx starts a child there (no allowlist proxy)
+#endif
 void reap_orphans(pid_t main_child) {
     while (true) {
         siginfo_t info{};
-        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WNOTHREAD) != 0 || info.si_pid == 0) return;
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | kThisThreadOnly) != 0 || info.si_pid == 0) return;
         if (info.si_pid == main_child) return;
-        ::waitpid(info.si_pid, nullptr, WNOHANG | __WNOTHREAD);
+        ::waitpid(info.si_pid, nullptr, WNOHANG | kThisThreadOnly);
     }
 }
 
