@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "net/domain.h"
+#include "policy/git_index.h"
 #include "util/utf8.h"
 
 namespace sbx {
@@ -87,6 +88,49 @@ std::string resolve_dir(const std::string& given, const Environment& env, const 
     return *real;
 }
 
+// The git directory that a worktree's `.git` names: the directory itself, or
+// the target of a `.git` file ("gitdir: DIR"), symlinks resolved; "" when
+// there is none.
+std::string git_directory_of(const std::string& worktree, const Environment& env) {
+    const std::string dot_git = join_path(worktree, ".git");
+    if (!env.lexists(dot_git) || env.readlink(dot_git)) return "";
+    if (env.is_directory(dot_git)) return dot_git;
+    auto text = env.read_file(dot_git);
+    const std::string dir = text ? gitdir_of_text(*text) : "";
+    if (dir.empty()) return "";
+    const std::string abs = join_path(worktree, dir);
+    return env.realpath(abs).value_or(abs);
+}
+
+// The `.git` of every submodule the index of GITDIR names (its gitlinks), in
+// the worktree WORKTREE, and so on down their own indexes: the host's `git
+// status` in the superproject runs `git status` in each of them, with the
+// configuration their `.git` leads to.  (Their git directories are in
+// .git/modules, held with .git already.)
+void add_submodule_dot_gits(const std::string& worktree, const std::string& gitdir, const Environment& env,
+                            std::vector<std::string>& out, int depth = 0) {
+    constexpr int kMaxDepth = 16;
+    if (!env.read_git_index || depth >= kMaxDepth) return;
+    const auto bytes = env.read_git_index(join_path(gitdir, "index"));
+    const auto index = bytes ? parse_git_index(*bytes) : std::nullopt;
+    if (!index) return;
+    std::vector<std::string> links = index->gitlinks;
+    // A split index keeps most entries in the shared index beside it (an
+    // entry the split one deletes is still taken: one more held path).
+    if (!index->shared_index.empty()) {
+        const auto shared_bytes = env.read_git_index(join_path(gitdir, "sharedindex." + index->shared_index));
+        if (const auto shared = shared_bytes ? parse_git_index(*shared_bytes) : std::nullopt)
+            links.insert(links.end(), shared->gitlinks.begin(), shared->gitlinks.end());
+    }
+    for (const auto& link : links) {
+        if (!plain_index_path(link)) continue;
+        const std::string sub = join_path(worktree, link);
+        out.push_back(join_path(sub, ".git"));
+        if (const std::string subgit = git_directory_of(sub, env); !subgit.empty())
+            add_submodule_dot_gits(sub, subgit, env, out, depth + 1);
+    }
+}
+
 // The protected paths at the top of one writable root.
 std::vector<std::string> protected_paths_of(const std::string& root, const std::vector<std::string>& names,
                                             const Environment& env) {
@@ -99,6 +143,10 @@ std::vector<std::string> protected_paths_of(const std::string& root, const std::
         if (env.readlink(path)) {
             if (auto target = env.realpath(path)) out.push_back(*target);
             continue;
+        }
+        if (name == ".git") {
+            const std::string gitdir = git_directory_of(root, env);
+            if (!gitdir.empty()) add_submodule_dot_gits(root, gitdir, env, out);
         }
         // A `.git` file ("gitdir: DIR") points at the real git directory.
         if (name == ".git" && !env.is_directory(path)) {
@@ -1080,6 +1128,21 @@ std::optional<HeldStateDirectory> held_state_directory(const CanonicalPolicy& p,
     return state;
 }
 
+namespace {
+
+// A regular file's contents, when it has at most max bytes.
+std::optional<std::string> read_regular_file(const std::string& path, std::size_t max) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || std::size_t(st.st_size) > max) return std::nullopt;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return std::nullopt;
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
 Environment system_environment() {
     Environment env;
     std::array<char, PATH_MAX> buf{};
@@ -1118,15 +1181,8 @@ Environment system_environment() {
         return names;
     };
     env.euid = ::geteuid();
-    env.read_file = [](const std::string& p) -> std::optional<std::string> {
-        struct stat st {};
-        if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 * 1024) return std::nullopt;
-        std::ifstream f(p, std::ios::binary);
-        if (!f) return std::nullopt;
-        std::ostringstream s;
-        s << f.rdbuf();
-        return s.str();
-    };
+    env.read_file = [](const std::string& p) { return read_regular_file(p, 64 * 1024); };
+    env.read_git_index = [](const std::string& p) { return read_regular_file(p, std::size_t(1) << 30); };
     return env;
 }
 

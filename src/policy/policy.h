@@ -138,6 +138,8 @@ struct Environment {
     std::function<bool(const std::string&)> is_directory;
     // For a path that is a regular file: its contents (small files only), else nullopt.
     std::function<std::optional<std::string>(const std::string&)> read_file;
+    // The same for a git index, whatever its size (unset: none is read).
+    std::function<std::optional<std::string>(const std::string&)> read_git_index;
     // True when the path itself (not following a final symlink) exists.
     std::function<bool(const std::string&)> lexists;
     // Target of a symlink, or nullopt if the path is not a symlink.

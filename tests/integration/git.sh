@@ -101,12 +101,20 @@ attacks[info-attributes]='mkdir -p "$1/info" && echo "f filter=evil" >"$1/info/a
 # index) it is one the host's `git status` in the superproject runs `git
 # status` in, with its core.fsmonitor.
 attacks[gitlink]='git init -q nested && git -C nested commit -q --allow-empty -m n && git -C nested config core.fsmonitor "touch $MARKER; false" && git update-index --add --cacheinfo "160000,$(git -C nested rev-parse HEAD),nested"'
+# A submodule's checkout holds a .git file naming its git directory
+# (.git/modules/NAME), and the host's `git status` in the superproject runs
+# `git status` there, with the configuration of whatever that .git names:
+# rewritten to a directory the command filled, or replaced by a repository of
+# the command's own, or made where the submodule is not checked out.
+attacks[submodule-gitfile]='mkdir -p evil && cp -R "$1/objects" "$1/refs" "$1/HEAD" evil/ && printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >evil/config && echo "gitdir: $PWD/evil" >sub/.git'
+attacks[submodule-repo]='rm -f sub/.git && git -C sub init -q && git -C sub config core.fsmonitor "touch $MARKER; false" && git -C sub fetch -q "$SRC" HEAD && git -C sub checkout -q -f FETCH_HEAD'
+attacks[submodule-uninit]='git -C sub init -q && git -C sub config core.fsmonitor "touch $MARKER; false" && git -C sub fetch -q "$SRC" HEAD && git -C sub checkout -q -f FETCH_HEAD'
 attacks[alternates]='git init -q --bare other && echo "$PWD/other/objects" >"$1/objects/info/alternates"'
 
 # attack NAME GITDIR-RELATIVE-TO-REPO REPO [sbx options]: runs the attack in REPO.
 attack() {
     local name=$1 gitdir=$2 repo=$3; shift 3
-    HOOK=$hook_text MARKER=$marker ww "$repo" "$@" -- sh -c "${attacks[$name]}" attack "$gitdir"
+    HOOK=$hook_text MARKER=$marker SRC=$d/subsrc ww "$repo" "$@" -- sh -c "${attacks[$name]}" attack "$gitdir"
 }
 
 # Attacks whose planted code the host's git runs at status, add or commit
@@ -210,5 +218,31 @@ is "submodule: the host's git runs nothing planted" "nothing planted ran" "$(hos
 is "superproject: the host's git runs nothing planted" "nothing planted ran" "$(host_git "$sup")"
 ok "control submodule: --unprotect .git lets a hook into .git/modules/sub" attack hook .git/modules/sub "$sup" --unprotect .git
 is "control submodule: the host's git in the submodule then runs the planted hook" "planted code ran" "$(host_git "$sup/sub")"
+
+# The submodule's own .git in the superproject's workspace (protected since
+# this commit: before, the host's git in the superproject ran the command's
+# fsmonitor).  submodule-uninit: the submodule is not checked out, so its
+# .git is missing and held by a placeholder.
+for name in submodule-gitfile submodule-repo submodule-uninit; do
+    s=$d/sup-$name
+    git clone -q "$sup" "$s" 2>/dev/null
+    if [ "$name" != submodule-uninit ]; then
+        git -C "$s" -c protocol.file.allow=always submodule update -q --init >/dev/null 2>&1
+        ok "$name: the submodule is checked out" test -f "$s/sub/.git"
+    else
+        ok "$name: the submodule is not checked out" test ! -e "$s/sub/.git"
+    fi
+    c=$d/control-$name
+    cp -a "$s" "$c"
+    before=$(fingerprint "$s/.git")
+    gitfile_before=$(cat "$s/sub/.git" 2>/dev/null || echo none)
+    not_ok "$name: refused" attack "$name" .git/modules/sub "$s"
+    is "$name: the submodule's .git unchanged" "$gitfile_before" "$(cat "$s/sub/.git" 2>/dev/null || echo none)"
+    is "$name: the superproject's .git unchanged" "$before" "$(fingerprint "$s/.git")"
+    is "$name: the host's git in the superproject runs nothing planted" "nothing planted ran" "$(host_git "$s")"
+    # The same attack with .git unprotected gets through.
+    ok "control $name: --unprotect .git lets it through" attack "$name" .git/modules/sub "$c" --unprotect .git
+    is "control $name: the host's git in the superproject then runs the planted code" "planted code ran" "$(host_git "$c")"
+done
 
 done_testing

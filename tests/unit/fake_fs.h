@@ -108,6 +108,7 @@ struct FakeFs {
             if (it == files.end()) return std::nullopt;
             return it->second;
         };
+        e.read_git_index = e.read_file;
         return e;
     }
 };
