@@ -9,7 +9,7 @@ _sbx() {
 
     local policy_opts="-p --policy -n --network -w --writable-root --read-only --deny --deny-glob --minimal
         --workspace --exclude-slash-tmp
-        --exclude-tmpdir-env-var --protect --unprotect --allow-unprotected --policy-file --policy-json
+        --exclude-tmpdir-env-var --protect --unprotect --git-write --allow-unprotected --policy-file --policy-json
         --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain
         --no-config"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --cap-live --json --events

@@ -25,6 +25,7 @@ complete -c sbx -n '__sbx_in run policy check' -l exclude-slash-tmp -d 'Do not m
 complete -c sbx -n '__sbx_in run policy check' -l exclude-tmpdir-env-var -d 'Do not make $TMPDIR writable'
 complete -c sbx -n '__sbx_in run policy check' -l protect -x -d 'Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents .aws'
 complete -c sbx -n '__sbx_in run policy check' -l unprotect -x -d 'Stop protecting NAME'
+complete -c sbx -n '__sbx_in run policy check' -l git-write -d 'Let git commit in the workspace\'s repositories'
 complete -c sbx -n '__sbx_in run policy check' -l allow-unprotected -d 'Where no mount namespace can be made, run with Landlock alone'
 complete -c sbx -n '__sbx_in run policy check' -l policy-file -r -F -d 'Read the policy from a JSON file with the canonical policy\'s keys'
 complete -c sbx -n '__sbx_in run policy check' -l policy-json -x -d 'The policy as JSON'

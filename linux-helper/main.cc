@@ -341,7 +341,7 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
     if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) fail_errno("fds", "close_range", "run on Linux 5.11 or later");
     const Args args = parse_args(argc, argv);
     if (args.status_fd) status.use_fd(*args.status_fd);
-    Command command{args.command, status};
+    Command command{args.command, status, nullptr, false, nullptr, {}};
 
     CanonicalPolicy policy = read_policy(args, system_environment());
     const std::string command_cwd = args.command_cwd ? command_directory(*args.command_cwd) : absolute(".");
@@ -427,12 +427,18 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
         std::optional<HostWatch> host_watch;
         if (protect) host_watch.emplace(covered_paths(policy, *protect));
         OutputRelays relays(filesystem);
+        // In pid 1: the git views of --git-write, written back at the end.
+        std::vector<GitView> git_views;
+        auto write_back = [&git_views] {
+            for (const auto& view : git_views) view.write_back();
+        };
+        if (policy.git_write) command.ended = write_back;
         auto setup = [&](bool user) {
             if (pids) pids->enter();
             if (user) map_ids(uid, gid);
             if (user && processes && !pids) limit_processes_in_user_namespace(*processes);
             if (filesystem) {
-                build_filesystem_view(policy, *protect);
+                git_views = build_filesystem_view(policy, *protect);
             } else {
                 make_mounts_private();
             }
@@ -456,6 +462,7 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
         };
         // In pid 1, should the helper be killed: its placeholders all the same.
         auto abandoned = [&]() {
+            write_back();
             if (protect) protect->remove_placeholders(true);
         };
         auto forked = [&](pid_t pid1) {

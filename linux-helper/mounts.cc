@@ -22,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "mount_ops.h"
 #include "root_view.h"
 #include "util.h"
 #include "walk.h"
@@ -30,12 +31,6 @@ namespace sbx::helper {
 namespace {
 
 constexpr const char* kStep = "mounts";
-
-Identity identity_of(const Fd& fd, const std::string& path) {
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) fail_errno(kStep, "fstat " + path);
-    return {st.st_dev, st.st_ino};
-}
 
 [[noreturn]] void changed(const std::string& path) {
     fail(kStep, path + " is not where it was resolved (renamed, or a symlink on its way, while the sandbox was set up)",
@@ -47,38 +42,6 @@ Fd reopen(const std::string& path, Identity expected, int flags) {
     Fd fd = open_exact(path, flags);
     if (!fd.valid() || identity_of(fd, path) != expected) changed(path);
     return fd;
-}
-
-// A detached clone of what name names in dir (dir itself for ""), without
-// following a last symlink.
-Fd clone_at(const Fd& dir, const std::string& name, const std::string& path, unsigned flags) {
-    Fd fd(::open_tree(
-        dir.get(), name.c_str(),
-        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW | flags | (name.empty() ? AT_EMPTY_PATH : 0U)));
-    if (!fd.valid()) fail_errno(kStep, "open_tree " + path, "check that the path is reachable");
-    return fd;
-}
-
-void set_readonly(int fd, const char* path, unsigned flags) {
-    mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
-    if (::mount_setattr(fd, path, flags, &attr, sizeof attr) != 0)
-        fail_errno(kStep, std::string("mount_setattr read-only ") + (*path ? path : "(detached tree)"),
-                   "the kernel needs mount_setattr (Linux 5.12 or later)");
-}
-
-// Mounts tree on what name names in dir (dir itself for ""); a last symlink
-// is not followed.
-void attach_at(const Fd& tree, const Fd& dir, const std::string& name, const std::string& path) {
-    if (::move_mount(tree.get(), "", dir.get(), name.c_str(),
-                     MOVE_MOUNT_F_EMPTY_PATH | (name.empty() ? MOVE_MOUNT_T_EMPTY_PATH : 0U)) != 0)
-        fail_errno(kStep, "move_mount onto " + path);
-}
-
-void bind_readonly_at(const Fd& dir, const std::string& name, const std::string& path) {
-    Fd tree = clone_at(dir, name, path, AT_RECURSIVE);
-    set_readonly(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE);
-    attach_at(tree, dir, name, path);
 }
 
 // A mount of what name names in dir (dir itself for "") on itself, as
@@ -595,7 +558,7 @@ struct DenyPlan {
 
 }  // namespace
 
-void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
+std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
     make_mounts_private();
     if (!policy.reads_root()) enter_entries_root(policy);
 
@@ -763,6 +726,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
         parents.emplace_back(parent, reopen(parent, entry.parent, O_PATH | O_DIRECTORY));
         return parents.back().second;
     };
+    std::vector<GitView> git_views;
     for (const auto& entry : protect.entries()) {
         const Fd& dir = parent_fd(entry);
         const std::string name = base_name(entry.path);
@@ -778,6 +742,8 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
                      "retry the command");
             const bool deny = std::find(denied.begin(), denied.end(), entry.path) != denied.end();
             cover_at(*covers, deny ? Covers::kDenyDir : Covers::kEmpty, dir, name, entry.path);
+        } else if (policy.git_write && name == ".git" && GitView::is_repository(dir, name)) {
+            git_views.emplace_back(dir, name, entry.path);
         } else {
             protect_existing(dir, entry.path, roots);
         }
@@ -808,6 +774,7 @@ void build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& 
             attach_at(holes[i], at, "", hole);
         }
     }
+    return git_views;
 }
 
 void mount_namespace_filesystems(bool read_only, bool fresh_proc) {

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "fd.h"
+#include "git_view.h"
 #include "policy/policy.h"
 
 namespace sbx::helper {
@@ -133,8 +134,10 @@ private:
 // The target that marked the placeholder symlinks of older versions.
 inline constexpr const char* kLegacyPlaceholderTarget = "/dev/null/sbx-protected-path";
 
-// In pid 1's new mount namespace: the whole view.
-void build_filesystem_view(const CanonicalPolicy&, const ProtectedPaths&);
+// In pid 1's new mount namespace: the whole view.  Under git_write, each
+// protected .git directory gets the git view (git_view.h) instead of a
+// read-only bind: returned, for their write_back once the sandbox has ended.
+std::vector<GitView> build_filesystem_view(const CanonicalPolicy&, const ProtectedPaths&);
 
 // Makes every mount private, without touching the view (external-sandbox
 // with network limited, where only /proc changes).

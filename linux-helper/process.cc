@@ -257,6 +257,12 @@ void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command
             }
         }
         if (WIFSTOPPED(status)) continue;
+        if (s.command.ended) {
+            ::kill(-1, SIGKILL);  // all of the namespace but pid 1
+            while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+            }
+            s.command.ended();
+        }
         if (s.command.recorder) s.command.recorder->finish();
         send_report(s.status_pipe, {Report::Exited, status});
         ::_exit(exit_code_of(status));

@@ -38,6 +38,9 @@ struct Command {
     Recorder* recorder = nullptr;           // pid 1's denial recorder (recorder.h), if any
     bool host_unix_sockets = false;         // the host's pathname UNIX sockets reachable (network.h UnixMediator)
     TransparentTcp* transparent = nullptr;  // --transparent-tcp (transparent.h): pid 1 serves its resolver
+    // If set, run in pid 1 once the command has ended and every other
+    // process of the sandbox has been killed and reaped (git_view.h's write_back).
+    std::function<void()> ended;
 };
 
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs

@@ -241,23 +241,6 @@ void plan_entries(const CanonicalPolicy& policy, Plan& plan) {
     }
 }
 
-// A filesystem of its own, detached (fsopen, fsmount).
-Fd new_filesystem(const char* type, std::initializer_list<std::pair<const char*, const char*>> options,
-                  unsigned attributes, const std::string& what) {
-    Fd fs(::fsopen(type, FSOPEN_CLOEXEC));
-    if (!fs.valid()) fail_errno(kStep, std::string("fsopen ") + type + " for " + what, kNewMountApi);
-    for (const auto& [key, value] : options)
-        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key, value, 0) != 0)
-            fail_errno(kStep, std::string("fsconfig ") + key + "=" + value + " of " + what);
-    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
-        fail_errno(kStep, std::string("creating the ") + type + " of " + what);
-    Fd mount(::fsmount(fs.get(), FSMOUNT_CLOEXEC, attributes));
-    if (!mount.valid())
-        fail_errno(kStep, std::string("fsmount ") + type + " for " + what,
-                   std::string(type) == "proc" ? "a fully visible /proc must exist on the host" : "");
-    return mount;
-}
-
 // What path names in the new root, without following any symlink.
 Fd open_in_view(const Fd& root, const std::string& path, int flags = O_PATH) {
     open_how how{};
@@ -462,6 +445,22 @@ void attach_private_terminals() {
         const Fd at = open_exact(kTerminalInView, O_PATH);
         if (at.valid()) attach(terminal, at, kTerminalInView);
     }
+}
+
+Fd new_filesystem(const char* type, std::initializer_list<std::pair<const char*, const char*>> options,
+                  unsigned attributes, const std::string& what) {
+    Fd fs(::fsopen(type, FSOPEN_CLOEXEC));
+    if (!fs.valid()) fail_errno(kStep, std::string("fsopen ") + type + " for " + what, kNewMountApi);
+    for (const auto& [key, value] : options)
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key, value, 0) != 0)
+            fail_errno(kStep, std::string("fsconfig ") + key + "=" + value + " of " + what);
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+        fail_errno(kStep, std::string("creating the ") + type + " of " + what);
+    Fd mount(::fsmount(fs.get(), FSMOUNT_CLOEXEC, attributes));
+    if (!mount.valid())
+        fail_errno(kStep, std::string("fsmount ") + type + " for " + what,
+                   std::string(type) == "proc" ? "a fully visible /proc must exist on the host" : "");
+    return mount;
 }
 
 Fd new_private_tmpfs(const std::string& what) {

@@ -35,6 +35,10 @@
 // leads to a nested entry: mode 0111).  Missing paths are skipped.
 #pragma once
 
+#include <initializer_list>
+#include <string>
+#include <utility>
+
 #include "fd.h"
 #include "policy/policy.h"
 
@@ -58,6 +62,11 @@ Fd new_private_devpts();
 // inherited terminal at /dev/console (clone_inherited_terminal).  Called
 // once the view is read-only.
 void attach_private_terminals();
+
+// A filesystem of its own (type, with its string options), detached
+// (fsopen, fsmount with the MOUNT_ATTR_* attributes); what names it in errors.
+Fd new_filesystem(const char* type, std::initializer_list<std::pair<const char*, const char*>> options,
+                  unsigned attributes, const std::string& what);
 
 // A fresh, empty, writable tmpfs (mode 1777, nosuid, nodev), detached, for
 // what (/dev/shm).

@@ -116,7 +116,8 @@ private:
 struct PolicyText {
     std::string mode, network, workspace;
     std::string memory, cpu, procs, file_size, open_files;
-    bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false, minimal = false;
+    bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false, minimal = false,
+         git_write = false;
     std::vector<std::string> writable_roots, read, deny, deny_glob, allow_domain, deny_domain;
 };
 
@@ -157,6 +158,9 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
                "Keep NAME read-only at the top of every writable root, besides .git .sbx .codex .agents .aws "
                "(repeatable)");
     add.option("--unprotect", args.flags.unprotect, "Stop protecting NAME (repeatable)");
+    add.flag("--git-write", text.git_write,
+             "Let git commit in the workspace's repositories: objects, refs, logs, the index and HEAD "
+             "writable; hooks and configuration stay read-only");
     add.flag("--allow-unprotected", text.allow_unprotected,
              "Where no mount namespace can be made, run with Landlock alone (protected paths and metadata "
              "changes are then not enforced) instead of refusing");
@@ -210,6 +214,7 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
     if (text.exclude_slash_tmp) in.exclude_slash_tmp = true;
     if (text.exclude_tmpdir) in.exclude_tmpdir_env_var = true;
     if (text.allow_unprotected) in.allow_unprotected = true;
+    if (text.git_write) in.git_write = true;
     if (!text.memory.empty()) in.limits.memory = parse_size(text.memory, "--limit-memory");
     if (!text.cpu.empty()) in.limits.cpu_seconds = parse_count(text.cpu, "--limit-cpu");
     if (!text.procs.empty()) in.limits.processes = parse_count(text.procs, "--limit-procs");

@@ -56,11 +56,17 @@ bool recorder_ran(const CanonicalPolicy& policy, const HelperStatus& helper) {
 }
 
 // The policy sources with a fix's flags (report/fix.h: -p, -n, -w,
-// --unprotect, --read-only) added, as if they had been given.
+// --unprotect, --read-only, --git-write) added, as if they had been given.
 PolicyArgs with_flags(PolicyArgs args, const std::vector<std::string>& added) {
     PolicyInput& in = args.flags;
-    for (std::size_t i = 0; i + 1 < added.size(); i += 2) {
+    for (std::size_t i = 0; i < added.size(); i += 2) {
         const std::string& flag = added[i];
+        if (flag == "--git-write") {  // the one without a value
+            in.git_write = true;
+            --i;
+            continue;
+        }
+        if (i + 1 == added.size()) break;
         const std::string& value = added[i + 1];
         if (flag == "-p") in.mode = parse_mode(value);
         else if (flag == "-n") in.network = parse_network(value);

@@ -149,7 +149,10 @@ Verdict check_access(const CanonicalPolicy& p, Access access, const std::string&
         return v;
     }
     // A write where the deciding entry gives read access.
-    if (d.entry->protection) {
+    if (d.entry->protection && p.git_write && wants_write && git_write_opens(p, v.subject)) {
+        v.allowed = true;
+        v.rule = fmt::format("git's state in {} (--git-write)", d.entry->path);
+    } else if (d.entry->protection) {
         v.rule = d.entry->rule;
     } else if (p.mode == Mode::ReadOnly) {
         v.rule = fmt::format("{}: nothing is writable but /dev/null", d.entry->rule);

@@ -159,6 +159,7 @@ std::vector<std::string> widenings(const CanonicalPolicy& base, const CanonicalP
             out.push_back(fmt::format("limit {} {} (without it: {})", name, c ? std::to_string(*c) : "none", *b));
     }
     if (combined.allow_unprotected && !base.allow_unprotected) out.push_back("allow_unprotected true");
+    if (combined.git_write && !base.git_write) out.push_back("git_write true");
     return out;
 }
 
@@ -225,6 +226,7 @@ std::vector<std::pair<std::string, std::string>> setting_origins(const std::vect
     listed("protect", [](const PolicyInput& i) { return !i.protect.empty(); });
     listed("unprotect", [](const PolicyInput& i) { return !i.unprotect.empty(); });
     scalar("allow_unprotected", [](const PolicyInput& i) { return i.allow_unprotected.has_value(); });
+    scalar("git_write", [](const PolicyInput& i) { return i.git_write.has_value(); });
     listed("allow domains", [](const PolicyInput& i) { return !i.allow_domains.empty(); });
     listed("deny domains", [](const PolicyInput& i) { return !i.deny_domains.empty(); });
     scalar("limit memory", [](const PolicyInput& i) { return i.limits.memory.has_value(); });

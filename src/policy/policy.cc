@@ -206,6 +206,23 @@ void check_writable_roots(const PolicyInput& in, Mode mode) {
 
 }  // namespace
 
+bool git_write_opens(const CanonicalPolicy& p, const std::string& path) {
+    for (const auto& e : p.resolved) {
+        if (!e.protection || !e.directory || base_name(e.path) != ".git" || !path_below(path, e.path)) continue;
+        const std::string rel = path.substr(e.path.size() + 1);
+        const std::string first = rel.substr(0, rel.find('/'));
+        if (std::find(std::begin(kGitWritableDirectories), std::end(kGitWritableDirectories), first) !=
+            std::end(kGitWritableDirectories))
+            return true;
+        std::string_view file = first;
+        if (file.ends_with(".lock")) file.remove_suffix(5);
+        if (rel == first &&
+            std::find(std::begin(kGitStateFiles), std::end(kGitStateFiles), file) != std::end(kGitStateFiles))
+            return true;
+    }
+    return false;
+}
+
 std::string gitdir_of_text(std::string_view git_file_text) {
     std::istringstream in{std::string(git_file_text)};
     for (std::string line; std::getline(in, line);) {
@@ -301,6 +318,7 @@ void PolicyInput::merge(const PolicyInput& later) {
     protect.insert(protect.end(), later.protect.begin(), later.protect.end());
     unprotect.insert(unprotect.end(), later.unprotect.begin(), later.unprotect.end());
     if (later.allow_unprotected) allow_unprotected = later.allow_unprotected;
+    if (later.git_write) git_write = later.git_write;
     if (later.entries) {
         entries = later.entries;
         entries_source = later.entries_source;
@@ -797,6 +815,7 @@ void resolve_mode(const PolicyInput& in, CanonicalPolicy& p) {
 // The protected names: the given list or the defaults, with --protect and
 // --unprotect applied.
 void resolve_protected_names(const PolicyInput& in, CanonicalPolicy& p) {
+    p.git_write = in.git_write.value_or(false);
     p.protected_names = in.protected_names.value_or(default_protected_names());
     for (const auto& n : p.protected_names) validate_name(n, "protected_names");
     for (const auto& n : in.protect) {
@@ -813,6 +832,17 @@ void resolve_protected_names(const PolicyInput& in, CanonicalPolicy& p) {
         }
         p.protected_names.erase(it);
     }
+    // --git-write opens parts of a protected .git: contradicted by a mode
+    // with no protected names, and by a .git open as a whole.
+    if (!p.git_write) return;
+    if (p.mode != Mode::WorkspaceWrite)
+        throw Error(fmt::format(
+            "--git-write: git's writable parts of .git need -p workspace-write (the policy is {}{})", to_string(p.mode),
+            p.mode == Mode::ReadOnly ? ", which writes nothing" : ", in which .git is not protected at all"));
+    if (std::find(p.protected_names.begin(), p.protected_names.end(), ".git") == p.protected_names.end())
+        throw Error(
+            "--git-write and an unprotected .git together: --unprotect .git opens all of .git already, its hooks "
+            "and config included; drop --unprotect .git to keep those read-only");
 }
 
 // The workspace, and the whole list of entries: the preset (or the given
@@ -1045,6 +1075,8 @@ std::string to_text(const CanonicalPolicy& p) {
     add("open_files", p.limits.open_files);
     line("limits", lim.empty() ? "(none)" : fmt::format("{}", fmt::join(lim, " ")));
     if (p.allow_unprotected) line("allow-unprotected", "yes (Landlock alone where no mount namespace can be made)");
+    if (p.git_write)
+        line("git-write", "yes (in .git: objects, refs, logs, index and HEAD writable; hooks and config read-only)");
     switch (p.mode) {
         case Mode::DangerFullAccess: out += "note: no sandbox; the command runs with your full access\n"; break;
         case Mode::ExternalSandbox:

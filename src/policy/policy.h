@@ -107,6 +107,7 @@ struct PolicyInput {
     std::vector<std::string> protect;                         // added to them
     std::vector<std::string> unprotect;                       // removed from them
     std::optional<bool> allow_unprotected;
+    std::optional<bool> git_write;
     Limits limits;
     // The whole list of filesystem entries (a Codex permission profile, or a
     // canonical document's "entries"): replaces the mode's preset.
@@ -155,6 +156,18 @@ struct Environment {
     // later run would read.
     std::string sbx_state{};
 };
+
+// What --git-write opens in a protected .git directory (linux-helper/
+// git_view.h): the directories git writes as it commits, fetches and gcs,
+// bound writable; the files at the top that git keeps its state in, written
+// back to the host at the end; and the files it takes configuration from,
+// read-only (every other top-level file is a copy that stays in the sandbox).
+inline constexpr std::string_view kGitWritableDirectories[] = {"objects", "refs", "logs", "reftable", "lfs"};
+inline constexpr std::string_view kGitStateFiles[] = {
+    "index",      "HEAD",       "ORIG_HEAD",  "FETCH_HEAD",       "COMMIT_EDITMSG", "packed-refs", "MERGE_HEAD",
+    "MERGE_MSG",  "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",    "shallow",
+};
+inline constexpr std::string_view kGitConfigurationFiles[] = {"config", "config.worktree", "commondir", "gitdir"};
 
 // The directory a `.git` file names on its first "gitdir:" line, trimmed
 // (as written: relative to the file's directory, or absolute); "" when none.
@@ -208,6 +221,10 @@ struct CanonicalPolicy {
     std::optional<unsigned> glob_scan_max_depth;
     std::vector<std::string> protected_names;
     bool allow_unprotected = false;
+    // --git-write: in each protected .git directory, git's objects, refs,
+    // logs, index and HEAD writable, its hooks and configuration read-only
+    // (the helper's git_view.h).
+    bool git_write = false;
     Limits limits;
     // Network by name: normalised patterns (net/domain.h), each once.  Not
     // empty only with network limited: the command reaches them through
@@ -251,6 +268,11 @@ struct FsDecision {
     const ResolvedEntry* entry = nullptr;
 };
 FsDecision decide_path(const CanonicalPolicy&, const std::string& path);
+
+// Whether path is one of git's state that --git-write opens (whether or not
+// p has it): inside a protected .git directory, below one of
+// kGitWritableDirectories or one of kGitStateFiles (or its NAME.lock).
+bool git_write_opens(const CanonicalPolicy& p, const std::string& path);
 
 // Where the protected names hold: the top of every writable root that is a
 // directory, and every directory from the top of a writable root down to a

@@ -18,7 +18,7 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::array<std::string_view, 13> kInputKeys{"mode",
+constexpr std::array<std::string_view, 14> kInputKeys{"mode",
                                                       "network",
                                                       "workspace",
                                                       "writable_roots",
@@ -26,6 +26,7 @@ constexpr std::array<std::string_view, 13> kInputKeys{"mode",
                                                       "exclude_tmpdir_env_var",
                                                       "protected_names",
                                                       "allow_unprotected",
+                                                      "git_write",
                                                       "limits",
                                                       "entries",
                                                       "glob_scan_max_depth",
@@ -356,6 +357,7 @@ json to_json(const CanonicalPolicy& p) {
         {"writable", derived_json(p, "writable")},
         {"denied", derived_json(p, "denied")},
     };
+    if (p.git_write) out["git_write"] = true;  // only when given: every other policy's form is unchanged
     // Only with an allowlist: the form of every other policy is unchanged.
     if (!p.allow_domains.empty() || !p.deny_domains.empty()) {
         out["allow_domains"] = p.allow_domains;
@@ -403,6 +405,7 @@ PolicyInput input_from_json(const json& doc, const std::string& source) {
     in.exclude_tmpdir_env_var = r.boolean("exclude_tmpdir_env_var");
     in.protected_names = r.strings("protected_names");
     in.allow_unprotected = r.boolean("allow_unprotected");
+    in.git_write = r.boolean("git_write");
     if (const json* lim = r.get("limits", json::value_t::object, "an object")) {
         Reader lr(*lim, source + ": key 'limits'");
         lr.only(kLimitKeys);

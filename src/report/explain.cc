@@ -57,12 +57,19 @@ std::vector<std::string> without(const std::vector<std::string>& invocation,
 std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>& fixes) {
     std::string mode, network;
     std::vector<std::string> writable, unprotect, read_only, domains;
+    bool git_write = false;
     auto add_once = [](std::vector<std::string>& v, const std::string& x) {
         if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
     };
     for (const auto& words : fixes)
-        for (std::size_t i = 0; i + 1 < words.size(); i += 2) {
+        for (std::size_t i = 0; i < words.size(); i += 2) {
             const std::string& flag = words[i];
+            if (flag == "--git-write") {  // the one without a value
+                git_write = true;
+                --i;
+                continue;
+            }
+            if (i + 1 == words.size()) break;
             const std::string& value = words[i + 1];
             if (flag == "-p") mode = value;
             else if (flag == "-n" && (network.empty() || value == "full")) network = value;  // the widest asked
@@ -79,6 +86,7 @@ std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>
                                                 [&](const std::string& other) { return path_below(w, other); });
         if (!inside_another) out.insert(out.end(), {"-w", w});
     }
+    if (git_write) out.push_back("--git-write");
     for (const auto& n : unprotect) out.insert(out.end(), {"--unprotect", n});
     for (const auto& r : read_only) out.insert(out.end(), {"--read-only", r});
     for (const auto& d : domains) out.insert(out.end(), {"--allow-domain", d});

@@ -109,6 +109,7 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
         if (d.entry->rule == kStateDirectoryRule)
             return refuse(rule, "sbx keeps its session approvals there, which no sandboxed command may write");
         if (name.empty()) return refuse(rule, "it is what a protected name leads to");
+        if (name == ".git" && !p.git_write && git_write_opens(p, v.subject)) return Fix{rule, {"--git-write"}, ""};
         return Fix{rule, {"--unprotect", name}, ""};
     }
     if (d.access == FsAccess::Deny)

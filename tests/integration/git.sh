@@ -17,14 +17,13 @@
 # --unprotect .git, where the same attack gets through and the host's git
 # runs what was planted, which proves that the probe sees it.
 #
-# There is no option yet that opens git's object store, refs and index while
-# holding the rest (docs/design.md): with the top of .git writable for
-# index.lock, a missing `commondir` (absent in every main repository) cannot
-# be held, since a placeholder there makes git fail ("failed to read
-# .git/commondir"), while a created one runs the planted config on the host
-# (the commondir control); and a writable index lets the command stage a
-# repository of its own (the gitlink control).  These checks are what such an
-# option has to pass.
+# With --git-write (linux-helper/git_view.h) git commits, branches, merges,
+# stashes and gcs in the sandbox and the host sees it all, while every attack
+# above again changes nothing of .git on the host but the object store and
+# the host's git runs nothing planted; what may not come back (an index that
+# stages a new gitlink, a HEAD naming no ref, an index the host's git held or
+# changed meanwhile) stays behind with a warning.  A submodule's own .git is
+# held too (policy.cc add_submodule_dot_gits).
 #
 # Also run as uid 65534 (unprivileged.sh).
 set -u
@@ -122,13 +121,19 @@ attack() {
 # the file, not a marker).
 runs_code() { [ "$1" != alternates ]; }
 
+# The attacks on a main repository's .git, and a fresh repository for one:
+# fresh_repo NAME DIR.
+main_attacks="hook missing-hooks-dir config-hookspath config-fsmonitor config-filter config-diff-textconv
+    config-include config-worktree commondir info-attributes gitlink alternates"
+fresh_repo() {
+    mkrepo "$2" && if [ "$1" = missing-hooks-dir ]; then rm -rf "$2/.git/hooks"; fi
+}
+
 # --- The main repository's .git -------------------------------------------
 
-for name in hook missing-hooks-dir config-hookspath config-fsmonitor config-filter config-diff-textconv \
-    config-include config-worktree commondir info-attributes gitlink alternates; do
+for name in $main_attacks; do
     repo=$d/main-$name
-    mkrepo "$repo"
-    [ "$name" = missing-hooks-dir ] && rm -rf "$repo/.git/hooks"
+    fresh_repo "$name" "$repo"
     before=$(fingerprint "$repo/.git")
     not_ok "$name: refused in .git" attack "$name" .git "$repo"
     is "$name: .git unchanged" "$before" "$(fingerprint "$repo/.git")"
@@ -137,8 +142,7 @@ for name in hook missing-hooks-dir config-hookspath config-fsmonitor config-filt
     fi
     # Control: the same attack with .git unprotected gets through.
     control=$d/control-$name
-    mkrepo "$control"
-    [ "$name" = missing-hooks-dir ] && rm -rf "$control/.git/hooks"
+    fresh_repo "$name" "$control"
     ok "control $name: --unprotect .git lets it through" attack "$name" .git "$control" --unprotect .git
     if runs_code "$name"; then
         is "control $name: the host's git then runs the planted code" "planted code ran" "$(host_git "$control")"
@@ -162,8 +166,8 @@ case $out in
     *) ok "git names .git/index.lock" false "$out" ;;
 esac
 case $out in
-    *"--unprotect .git"*) ok "the note names the fix (--unprotect .git)" true ;;
-    *) is "the note names the fix (--unprotect .git)" "--unprotect .git" "$out" ;;
+    *"allow with --git-write"*) ok "the note names the fix (--git-write)" true ;;
+    *) is "the note names the fix (--git-write)" "allow with --git-write" "$out" ;;
 esac
 
 # --- No .git is created where there is none --------------------------------
@@ -243,6 +247,133 @@ for name in submodule-gitfile submodule-repo submodule-uninit; do
     # The same attack with .git unprotected gets through.
     ok "control $name: --unprotect .git lets it through" attack "$name" .git/modules/sub "$c" --unprotect .git
     is "control $name: the host's git in the superproject then runs the planted code" "planted code ran" "$(host_git "$c")"
+done
+
+# --- --git-write: git can commit; hooks and configuration stay read-only ---
+
+# A fingerprint of everything in .git but the object store, which
+# --git-write opens (objects/info/alternates only says where objects are
+# read from).
+fingerprint_but_objects() {
+    fingerprint "$1" | grep -v '^\./objects/'
+}
+
+repo=$d/gw-commit
+mkrepo "$repo"
+echo two >"$repo/g"
+ok "--git-write: git add and git commit succeed" ww "$repo" --git-write -- sh -c 'git add g && git commit -q -m two'
+is "--git-write: the commit is on the host" "two" "$(git -C "$repo" log -1 --format=%s)"
+is "--git-write: the host's index came back (status clean)" "" "$(git -C "$repo" status --porcelain)"
+ok "--git-write: git fsck on the host" git -C "$repo" fsck --no-progress
+ok "--git-write: a branch, a merge, a stash and a gc" ww "$repo" --git-write -- sh -c \
+    'git checkout -q -b side && echo 3 >h && git add h && git commit -q -m three && git checkout -q main &&
+     git merge -q --no-ff -m merged side && echo 4 >>f && git stash -q && git gc -q'
+is "--git-write: the host's history" "merged one three two" "$(git -C "$repo" log --format=%s | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+is "--git-write: the host's branches (packed by gc)" "main side" "$(git -C "$repo" for-each-ref --format='%(refname:short)' refs/heads | tr '\n' ' ' | sed 's/ $//')"
+is "--git-write: the host is on main" "main" "$(git -C "$repo" symbolic-ref --short HEAD)"
+is "--git-write: the stash is on the host" "1" "$(git -C "$repo" stash list | wc -l)"
+is "--git-write: status clean on the host" "" "$(git -C "$repo" status --porcelain)"
+ok "--git-write: git fsck on the host after gc" git -C "$repo" fsck --no-progress
+
+# Every attack again, now with --git-write: whether or not git inside gets
+# it written in the sandbox's own view, nothing of .git outside the object
+# store changes on the host and the host's git runs nothing planted.
+for name in $main_attacks; do
+    repo=$d/gw-$name
+    fresh_repo "$name" "$repo"
+    before=$(fingerprint_but_objects "$repo/.git")
+    out=$(attack "$name" .git "$repo" --git-write 2>&1)
+    is "--git-write $name: .git unchanged on the host (but objects/)" "$before" "$(fingerprint_but_objects "$repo/.git")"
+    if runs_code "$name"; then
+        is "--git-write $name: the host's git runs nothing planted" "nothing planted ran" "$(host_git "$repo")"
+    fi
+    if [ "$name" = gitlink ]; then
+        case $out in
+            *"index was not written back"*"new submodule"*) ok "--git-write gitlink: the warning names the new submodule" true ;;
+            *) is "--git-write gitlink: the warning names the new submodule" "index was not written back ... new submodule" "$out" ;;
+        esac
+    fi
+done
+for name in submodule-gitfile submodule-repo; do
+    s=$d/gw-sup-$name
+    git clone -q "$sup" "$s" 2>/dev/null
+    git -C "$s" -c protocol.file.allow=always submodule update -q --init >/dev/null 2>&1
+    gitfile_before=$(cat "$s/sub/.git")
+    attack "$name" .git/modules/sub "$s" --git-write >/dev/null 2>&1
+    is "--git-write $name: the submodule's .git unchanged" "$gitfile_before" "$(cat "$s/sub/.git" 2>/dev/null || echo none)"
+    is "--git-write $name: the host's git in the superproject runs nothing planted" "nothing planted ran" "$(host_git "$s")"
+done
+
+# What may not come back: a HEAD that names no ref, an index written while
+# the host's git held it, or one the host changed meanwhile.  The command
+# and the test take turns through two FIFOs (-w: the command writes one).
+repo=$d/gw-head
+mkrepo "$repo"
+out=$(ww "$repo" --git-write -- sh -c 'printf "ref: ../../../etc/x\n" >.git/HEAD' 2>&1)
+is "--git-write: a HEAD that names no ref stays on the host" "ref: refs/heads/main" "$(cat "$repo/.git/HEAD")"
+case $out in
+    *"HEAD was not written back"*) ok "--git-write: and a warning says so" true ;;
+    *) is "--git-write: and a warning says so" "HEAD was not written back" "$out" ;;
+esac
+
+turns=$d/turns
+mkdir -p "$turns"
+# take_turns REPO HOST-STEP: the command commits g, then waits while the
+# host runs HOST-STEP; prints what sbx said.
+take_turns() {
+    local repo=$1 step=$2
+    rm -f "$turns/a" "$turns/b" && mkfifo "$turns/a" "$turns/b"
+    echo new >"$repo/g"
+    ww "$repo" --git-write -w "$turns" -- sh -c \
+        "git add g && git commit -q -m inside && echo committed >$turns/a && read go <$turns/b" \
+        >"$turns/out" 2>&1 &
+    local pid=$!
+    read -r _ <"$turns/a"
+    (cd "$repo" && eval "$step")
+    echo go >"$turns/b"
+    wait "$pid"
+    cat "$turns/out"
+}
+repo=$d/gw-locked
+mkrepo "$repo"
+out=$(take_turns "$repo" 'touch .git/index.lock')
+is "--git-write: the commit made while the host's git held the index is in the refs" "inside" "$(git -C "$repo" log -1 --format=%s)"
+ok "--git-write: the host's index.lock is left as it was" test -e "$repo/.git/index.lock"
+case $out in
+    *"index was not written back: index.lock"*) ok "--git-write: a warning names the host's index.lock" true ;;
+    *) is "--git-write: a warning names the host's index.lock" "index was not written back: index.lock ..." "$out" ;;
+esac
+rm -f "$repo/.git/index.lock"
+repo=$d/gw-changed
+mkrepo "$repo"
+out=$(take_turns "$repo" 'echo host >hostfile && git add hostfile')
+is "--git-write: the index the host changed during the run is kept" "hostfile" "$(git -C "$repo" diff --cached --name-only HEAD~1 -- hostfile)"
+case $out in
+    *"index was not written back: it changed on the host"*) ok "--git-write: a warning says the host changed it" true ;;
+    *) is "--git-write: a warning says the host changed it" "index was not written back: it changed on the host ..." "$out" ;;
+esac
+
+# A .git that is no repository this user can read (another user's
+# placeholder, an empty directory) stays read-only as it is.
+ws=$d/gw-not-a-repository
+mkdir -p "$ws/.git" && touch "$ws/.git/junk" && chmod 0111 "$ws/.git"
+ok "--git-write: a .git that is no repository does not stop the run" ww "$ws" --git-write -- true
+not_ok "--git-write: and stays read-only" ww "$ws" --git-write -- mkdir .git/x
+chmod 700 "$ws/.git"
+
+ws=$d/gw-no-git
+mkdir -p "$ws"
+not_ok "--git-write: git init where there is no .git fails" ww "$ws" --git-write -- git init -q
+ok "--git-write: no .git is left on the host" test ! -e "$ws/.git"
+for bad in "-p read-only" "-p danger-full-access" "--unprotect .git"; do
+    status=0
+    # shellcheck disable=SC2086
+    out=$("$SBX" run --git-write $bad -C "$ws" -- true 2>&1) || status=$?
+    is "--git-write $bad: refused (125)" 125 "$status"
+    case $out in
+        "sbx: "*"--git-write"*) ok "--git-write $bad: one line naming --git-write" test "$(printf '%s\n' "$out" | wc -l)" -eq 1 ;;
+        *) is "--git-write $bad: one line naming --git-write" "sbx: ... --git-write ..." "$out" ;;
+    esac
 done
 
 done_testing

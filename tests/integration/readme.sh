@@ -18,7 +18,7 @@
 # own (setsid: no terminal, as in CI, so an approval prompt is answered no),
 # with `sbx` the sbx under test ($SBX, first on PATH; the helper is
 # $SBX_LINUX_SANDBOX_EXE as for every test here), in a small project made
-# below (a git repository with a Makefile whose `test` writes in
+# below (a git repository, with a committer, and a Makefile whose `test` writes in
 # the workspace and whose `install` writes outside it), HOME a scratch
 # directory with ~/.ssh/id_ed25519 and ~/.cache, TMPDIR a scratch directory.
 # The blocks share the project, in the README's order.
@@ -55,6 +55,7 @@ install: test
 	install -D -m 644 out/result $(HOME)/.local/share/project/result
 EOF
 git -C "$d/project" init -q
+git -C "$d/project" config user.name readme && git -C "$d/project" config user.email readme@example.org
 
 # The README's fenced blocks, one file each: blocks/N.sh (the block's text),
 # and one line per block on stdout: N LINE KIND ARG (KIND: run EXIT, skip

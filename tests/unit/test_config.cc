@@ -149,6 +149,7 @@ TEST_CASE("widening: each way out is named") {
     CHECK(first(widen(fs, ww, R"({"entries":[{"path":".git","access":"write"}]})"))
               .starts_with("makes /w/.git writable"));
     CHECK(first(widen(fs, ww, R"({"allow_unprotected":true})")) == "allow_unprotected true");
+    CHECK(first(widen(fs, ww, R"({"git_write":true})")) == "git_write true");
     PolicyInput minimal;
     minimal.mode = Mode::ReadOnly;
     minimal.read_base = ReadBase::Minimal;

@@ -123,6 +123,22 @@ TEST_CASE("fix: a protected name is lifted with --unprotect, never -w") {
     CHECK(f.flags_text() == "--unprotect .sbx");
 }
 
+TEST_CASE("fix: what git writes as it commits is opened with --git-write, its configuration is not") {
+    const FakeFs fs = machine();
+    const Environment env = env_of(fs);
+    const CanonicalPolicy p = policy(env);
+    for (const char* path : {"/w/.git/index.lock", "/w/.git/HEAD.lock", "/w/.git/objects/ab/cdef",
+                             "/w/.git/refs/heads/main.lock", "/w/.git/logs/HEAD", "/w/.git/ORIG_HEAD"}) {
+        INFO(path);
+        CHECK(fix_for(p, op("create", path), env).flags_text() == "--git-write");
+    }
+    for (const char* path : {"/w/.git/config", "/w/.git/hooks/pre-commit", "/w/.git/info/attributes",
+                             "/w/.git/commondir", "/w/.git/index.lock/x"}) {
+        INFO(path);
+        CHECK(fix_for(p, op("create", path), env).flags_text() == "--unprotect .git");
+    }
+}
+
 TEST_CASE("fix: a protected name above a nested workspace is lifted with --unprotect too") {
     FakeFs fs = machine();
     fs.dir("/tmp/a/ws");

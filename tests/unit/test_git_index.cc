@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,11 +9,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "error_of.h"
 #include "fake_fs.h"
+#include "policy/check.h"
 #include "policy/git_index.h"
 #include "policy/policy.h"
 
 using namespace sbx;
+using sbx::test::error_of;
 using sbx::test::FakeFs;
 
 namespace {
@@ -197,4 +201,37 @@ TEST_CASE("a submodule's .git is protected with the repository's, and so on down
                 CHECK(std::find(w.protected_paths.begin(), w.protected_paths.end(), "/w/sub/.git") ==
                       w.protected_paths.end());
     }
+}
+
+TEST_CASE("git_write: only with workspace-write and a protected .git; in the JSON only when set") {
+    FakeFs fs;
+    fs.dir("/w/.git").dir("/tmp").dir("/dev/shm");
+    fs.file("/dev/null");
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    in.git_write = true;
+    const CanonicalPolicy p = resolve(in, fs.env("/w"));
+    CHECK(p.git_write);
+    CHECK(to_json(p).at("git_write") == true);
+    CHECK(parse_sandbox_policy_text(to_json_text(p), "t", fs.env("/w")) == p);
+    // sbx check says what the view does.
+    const Verdict index = check_access(p, Access::Write, "/w/.git/index.lock", fs.env("/w"));
+    CHECK(index.allowed);
+    CHECK(index.rule == "git's state in /w/.git (--git-write)");
+    CHECK(check_access(p, Access::Write, "/w/.git/refs/heads/main", fs.env("/w")).allowed);
+    CHECK_FALSE(check_access(p, Access::Write, "/w/.git/config", fs.env("/w")).allowed);
+    CHECK_FALSE(check_access(p, Access::Write, "/w/.git/hooks/pre-commit", fs.env("/w")).allowed);
+    in.git_write.reset();
+    CHECK_FALSE(to_json(resolve(in, fs.env("/w"))).contains("git_write"));
+
+    PolicyInput ro;
+    ro.mode = Mode::ReadOnly;
+    ro.git_write = true;
+    CHECK(error_of([&] { resolve(ro, fs.env("/w")); })
+              .find("--git-write: git's writable parts of .git need -p "
+                    "workspace-write (the policy is read-only") == 0);
+    PolicyInput open = in;
+    open.git_write = true;
+    open.unprotect = {".git"};
+    CHECK(error_of([&] { resolve(open, fs.env("/w")); }).find("--git-write and an unprotected .git together") == 0);
 }
