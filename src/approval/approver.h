@@ -17,7 +17,7 @@
 namespace sbx::approval {
 
 // One operation the sandbox refused in the attempt before a prompt, as the
-// result's "denials" lists it (src/report/denial.h): the operation, its path
+// result's "denials" lists it (src/denial/denial.h): the operation, its path
 // or address, the policy's rule that refused it and the flags that would
 // allow it (or "no flag suggested: WHY").
 struct DeniedOperation {

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "denial/fix.h"
 #include "platform/seatbelt.h"
 #include "policy/check.h"
 #include "policy/config.h"
-#include "report/fix.h"
 #include "sbx_config.h"
 #include "util/private_dirs.h"
 #include "util/sha256.h"
@@ -370,7 +370,7 @@ int check_command(const CheckArgs& args) {
                                                        : Access::Connect;
         Verdict v = check_access(p, a, q.target, env);
         all = all && v.allowed;
-        // What a denial of it would say (report/fix.h): the same flag sbx run's summary gives.
+        // What a denial of it would say (denial/fix.h): the same flag sbx run's summary gives.
         std::string fix;
         if (!v.allowed) {
             Denial d;

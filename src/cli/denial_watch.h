@@ -2,7 +2,7 @@
 // watched for the length of one sandboxed run: on Linux the kernel's audit
 // log (Landlock records, where audit is on and sbx may read it:
 // platform/audit.h), on macOS the unified log (Seatbelt's "deny" lines,
-// followed with `log stream` under --record-denials: platform/seatbelt_log.h).
+// followed with `log stream` under --record-denials: denial/seatbelt_log.h).
 // One file per platform: denial_watch_linux.cc, denial_watch_macos.cc.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "report/denial.h"
+#include "denial/denial.h"
 
 namespace sbx::cli {
 

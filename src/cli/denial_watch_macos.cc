@@ -1,5 +1,5 @@
 // macOS: Seatbelt's denials as the unified log reports them, followed with
-// `log stream` (platform/seatbelt_log.h) for the length of a run under
+// `log stream` (denial/seatbelt_log.h) for the length of a run under
 // --record-denials.  The stream goes to an unlinked temporary file, read once
 // the run has ended; only the lines of the run's processes are kept (the
 // supervisor's note of them: exec/process.h, remember_descendants).
@@ -20,8 +20,8 @@
 #include <optional>
 #include <thread>
 
+#include "denial/seatbelt_log.h"
 #include "exec/spawn.h"
-#include "platform/seatbelt_log.h"
 #include "util/fd.h"
 
 namespace sbx::cli {

@@ -16,9 +16,9 @@
 
 #include "cli/options.h"
 #include "cli/probes.h"
+#include "platform/audit.h"
 #include "platform/container.h"
 #include "policy/policy.h"
-#include "report/denial.h"
 #include "sbx_config.h"
 #include "util/apparmor_userns.h"
 #include "util/landlock_abi.h"
@@ -40,7 +40,7 @@ json audit_report() {
     audit["audit_log_readable"] = audit_log;
     audit["kernel_log_readable"] = kernel_log;
     audit["dmesg_restrict"] = facts.dmesg_restrict;
-    // What sbx itself reads: the audit netlink log (report/denial.h).
+    // What sbx itself reads: the audit netlink log (platform/audit.h).
     const AuditStatus status = audit_status();
     // Without auditd, kauditd prints the records (Landlock: types 1423/1424)
     // to the kernel log, rate-limited.  With audit off there are none.

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "denial/helper_status.h"
 #include "exec/supervisor.h"
-#include "platform/helper_status.h"
 #include "platform/plan.h"
 
 namespace sbx::probes {

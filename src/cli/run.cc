@@ -19,14 +19,14 @@
 #include "cli/denial_watch.h"
 #include "cli/hard_links.h"
 #include "cli/options.h"
+#include "denial/denial.h"
+#include "denial/fix.h"
+#include "denial/helper_status.h"
 #include "exec/process.h"
 #include "exec/supervisor.h"
 #include "net/proxy.h"
-#include "platform/helper_status.h"
 #include "platform/plan.h"
 #include "platform/seatbelt.h"
-#include "report/denial.h"
-#include "report/fix.h"
 #include "report/report.h"
 #include "util/fd.h"
 
@@ -55,7 +55,7 @@ bool recorder_ran(const CanonicalPolicy& policy, const HelperStatus& helper) {
                         [](const std::string& what) { return what.starts_with("recorded denials"); });
 }
 
-// The policy sources with a fix's flags (report/fix.h: -p, -n, -w,
+// The policy sources with a fix's flags (denial/fix.h: -p, -n, -w,
 // --unprotect, --read-only, --git-write) added, as if they had been given.
 PolicyArgs with_flags(PolicyArgs args, const std::vector<std::string>& added) {
     PolicyInput& in = args.flags;
@@ -217,7 +217,7 @@ public:
         else if (a.plan.sandbox == SandboxKind::Linux) add_recorded_network(a.denial, a.result, a.helper);
         if (!refused.empty()) add_proxy_denials(a, refused);
         name_lookups(a.denial, a.result);
-        if (a.sandboxed) {  // each denial's rule and fix (report/fix.h), against the command's cwd
+        if (a.sandboxed) {  // each denial's rule and fix (denial/fix.h), against the command's cwd
             Environment env = system_environment();
             env.cwd = args_.command.cwd;
             explain_denials(a.denial, policy_, env);

@@ -24,12 +24,12 @@
 
 #include <fmt/format.h>
 
+#include "denial/helper_status.h"
 #include "exec/backend.h"
 #include "exec/output_cap.h"
 #include "exec/process.h"
 #include "exec/spawn.h"
 #include "exec/terminal.h"
-#include "platform/helper_status.h"
 #include "util/error.h"
 
 extern char** environ;

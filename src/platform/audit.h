@@ -1,25 +1,17 @@
 // The kernel's audit log, read over netlink: whether audit is on and
 // readable (doctor), and a subscription that collects the Landlock records
-// of a run (sbx run).  What the records mean is report/denial.h's, pure.
+// of a run (sbx run).  What the records mean is denial/denial.h's, pure
+// (denial/evidence.h holds the record).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "denial/evidence.h"  // AuditRecord
 #include "util/fd.h"
 
 namespace sbx {
-
-// One audit record: its type (1423 LANDLOCK_ACCESS, 1424 LANDLOCK_DOMAIN) and
-// its text, with or without the "audit(...): " prefix.
-struct AuditRecord {
-    int type = 0;
-    std::string text;
-};
-
-inline constexpr int kAuditLandlockAccess = 1423;
-inline constexpr int kAuditLandlockDomain = 1424;
 
 // What this machine's audit offers.
 struct AuditStatus {

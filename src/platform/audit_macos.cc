@@ -1,5 +1,5 @@
 // macOS has no kernel audit log of sandbox denials (Seatbelt reports them in
-// the unified log: platform/seatbelt_log.h): audit is never readable here,
+// the unified log: denial/seatbelt_log.h): audit is never readable here,
 // and the watch stays inactive (platform/audit.h).
 #include "platform/audit.h"
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "denial/fix.h"
 #include "exec/output_cap.h"
-#include "report/fix.h"
 #include "util/utf8.h"
 
 namespace sbx {

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "approval/record.h"
+#include "denial/denial.h"
+#include "denial/explain.h"
 #include "exec/supervisor.h"
 #include "platform/sandbox_kind.h"
 #include "policy/policy.h"
-#include "report/denial.h"
-#include "report/explain.h"
 
 namespace sbx {
 

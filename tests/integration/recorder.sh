@@ -247,7 +247,7 @@ is "limited: a thread reaches the sandbox's loopback; the outside is unreachable
 is "... that connect recorded without --record-denials, with -n full" \
     "connect 192.0.2.7:8080 python3 -n full" "$(jq -r '.denials[] | "\(.operation) \(.address) \(.program) \(.fix)"' out.json)"
 
-# --- the rule and the fix (report/fix.h), and the one summary line of text mode ----
+# --- the rule and the fix (denial/fix.h), and the one summary line of text mode ----
 # sbx's lines on stderr (the command's own are left out).
 notes() { grep '^sbx: ' "$1"; }
 # A home outside the workspace, as a developer's is.

@@ -6,7 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/denial.h"
+#include "denial/denial.h"
+#include "exec/supervisor.h"  // ExecResult: the outcome analysed
 
 using namespace sbx;
 

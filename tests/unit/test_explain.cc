@@ -1,9 +1,9 @@
-// sbx run --explain (report/explain.h): the one line that would have allowed
+// sbx run --explain (denial/explain.h): the one line that would have allowed
 // what was denied, checked against the policy it makes.
 #include <catch2/catch.hpp>
 
+#include "denial/explain.h"
 #include "fake_fs.h"
-#include "report/explain.h"
 
 using namespace sbx;
 using sbx::test::FakeFs;

@@ -1,8 +1,8 @@
-// The rule and the fix of one denial (report/fix.h): every rule of the fix.
+// The rule and the fix of one denial (denial/fix.h): every rule of the fix.
 #include <catch2/catch.hpp>
 
+#include "denial/fix.h"
 #include "fake_fs.h"
-#include "report/fix.h"
 
 using namespace sbx;
 using sbx::test::FakeFs;

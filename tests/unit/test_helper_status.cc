@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "denial/helper_status.h"
 #include "fake_fs.h"
-#include "platform/helper_status.h"
 
 using namespace sbx;
 

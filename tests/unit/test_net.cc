@@ -276,7 +276,7 @@ TEST_CASE("sbx check --connect answers by name") {
     CHECK(v.rule.starts_with("allow-domain *.example.com, through sbx's proxy"));
     v = check_access(p, Access::Connect, "example.com:443", env);
     CHECK_FALSE(v.allowed);
-    CHECK(v.rule == "no allow-domain matches example.com");  // the fix is report/fix.h's
+    CHECK(v.rule == "no allow-domain matches example.com");  // the fix is denial/fix.h's
     v = check_access(p, Access::Connect, "bad.example.com:80", env);
     CHECK_FALSE(v.allowed);
     CHECK(v.rule.starts_with("deny-domain bad.example.com"));

@@ -126,7 +126,7 @@ TEST_CASE("the omitted event, and the result's omission fields") {
     CHECK(j["output_cap"] == nlohmann::json{{"max_bytes", 10240}, {"max_lines", 256}, {"keep", "tail"}});
 }
 
-TEST_CASE("the heuristic's note: the message, the path it names, its rule and fix (report/fix.h)") {
+TEST_CASE("the heuristic's note: the message, the path it names, its rule and fix (denial/fix.h)") {
     RunReport r = sample();
     r.denial.guess = Denial{"write",
                             "/etc/x",

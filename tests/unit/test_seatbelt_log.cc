@@ -1,9 +1,9 @@
-// Seatbelt's denials from the unified log (platform/seatbelt_log.h), on
+// Seatbelt's denials from the unified log (denial/seatbelt_log.h), on
 // sample lines in the shapes `log stream --style compact` and `log show`
 // print.
 #include <catch2/catch.hpp>
 
-#include "platform/seatbelt_log.h"
+#include "denial/seatbelt_log.h"
 
 using namespace sbx;
 

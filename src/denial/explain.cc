@@ -1,12 +1,12 @@
-#include "report/explain.h"
+#include "denial/explain.h"
 
 #include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "denial/fix.h"
 #include "policy/check.h"
-#include "report/fix.h"
 #include "util/error.h"
 #include "util/path.h"
 #include "util/shell_word.h"

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "denial/denial.h"
 #include "policy/check.h"
 #include "policy/policy.h"
-#include "report/denial.h"
 
 namespace sbx {
 

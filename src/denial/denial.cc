@@ -1,4 +1,4 @@
-#include "report/denial.h"
+#include "denial/denial.h"
 
 #include <signal.h>
 
@@ -165,7 +165,7 @@ std::string path_near_denial_message(std::string_view text) {
     return {};
 }
 
-DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
+DenialAnalysis analyze_denial(const RunOutcome& r, bool sandboxed) {
     DenialAnalysis a;
     if (!sandboxed) return a;
     if (r.signal && *r.signal == SIGSYS) {
@@ -197,7 +197,7 @@ DenialAnalysis analyze_denial(const ExecResult& r, bool sandboxed) {
     return a;
 }
 
-DenialAnalysis analyze_recorded(const ExecResult& r, const HelperStatus& helper, const std::vector<Denial>& audit) {
+DenialAnalysis analyze_recorded(const RunOutcome& r, const HelperStatus& helper, const std::vector<Denial>& audit) {
     DenialAnalysis a;
     a.recorded = true;
     a.denials = merge_denials(helper.denied, audit);
@@ -213,7 +213,7 @@ DenialAnalysis analyze_recorded(const ExecResult& r, const HelperStatus& helper,
     return a;
 }
 
-void add_recorded_network(DenialAnalysis& a, const ExecResult& r, const HelperStatus& helper) {
+void add_recorded_network(DenialAnalysis& a, const RunOutcome& r, const HelperStatus& helper) {
     if (helper.denied.empty()) return;
     a.denials = merge_denials(helper.denied, a.denials);
     a.omitted = helper.denied_omitted;
@@ -248,14 +248,14 @@ std::string unresolved_host(std::string_view output) {
     return name;
 }
 
-void name_lookups(DenialAnalysis& a, const ExecResult& r) {
+void name_lookups(DenialAnalysis& a, const RunOutcome& r) {
     std::string host;
     bool looked = false;
     for (auto& d : a.denials) {
         if (!d.address.ends_with(":53") || !d.host.empty()) continue;
         // The kept copy (--json, --events) or, streaming, the last bytes.
         if (!looked)
-            host = unresolved_host(r.err.shown + "\n" + r.err.tail + "\n" + r.out.shown + "\n" + r.out.tail),
+            host = unresolved_host(fmt::format("{}\n{}\n{}\n{}", r.err.shown, r.err.tail, r.out.shown, r.out.tail)),
             looked = true;
         d.host = host;
     }

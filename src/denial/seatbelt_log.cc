@@ -1,4 +1,4 @@
-#include "platform/seatbelt_log.h"
+#include "denial/seatbelt_log.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 // `sbx run --explain`: after the run, the one `sbx run` line whose flags
 // would have let every recorded denial through, built from the user's own
-// invocation and each denial's fix (report/fix.h), and the denials no flag
+// invocation and each denial's fix (denial/fix.h), and the denials no flag
 // was suggested for, with why.  Pure.
 #pragma once
 
@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "denial/denial.h"
 #include "policy/policy.h"
-#include "report/denial.h"
 
 namespace sbx {
 

@@ -1,4 +1,4 @@
-#include "platform/helper_status.h"
+#include "denial/helper_status.h"
 
 #include <sys/stat.h>
 

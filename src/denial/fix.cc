@@ -1,4 +1,4 @@
-#include "report/fix.h"
+#include "denial/fix.h"
 
 #include <algorithm>
 #include <charconv>
@@ -261,7 +261,7 @@ void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environm
         d.fix = f.text();
     }
     // The guess is for files: none where the files' denials are exact
-    // (recorded, or audited); beside recorded connects (report/denial.h,
+    // (recorded, or audited); beside recorded connects (denial/denial.h,
     // add_recorded_network), still made.
     const bool exact_files =
         std::any_of(a.denials.begin(), a.denials.end(), [](const Denial& d) { return !d.path.empty(); });

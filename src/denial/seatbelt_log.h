@@ -1,6 +1,6 @@
 // Seatbelt's denials, as macOS's unified log reports them (`log stream`),
 // read into the same Denial records as Linux's audit and recorder
-// (report/denial.h).  Pure: the lines are parsed here and tested on Linux;
+// (denial/denial.h).  Pure: the lines are parsed here and tested on Linux;
 // only the `log` process that produces them runs on a Mac.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/denial.h"
+#include "denial/denial.h"
 
 namespace sbx {
 

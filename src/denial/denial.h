@@ -11,9 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "exec/supervisor.h"
-#include "platform/audit.h"
-#include "platform/helper_status.h"
+#include "denial/evidence.h"
+#include "denial/helper_status.h"
 
 namespace sbx {
 
@@ -27,7 +26,7 @@ struct Denial {
     std::string target;     // signals: "pid 1 (systemd)"
     long pid = 0;           // recorded: the caller (its pid in the sandbox), and its comm
     std::string program;
-    std::string rule;    // the policy's rule that refused it, as `sbx check` names it (report/fix.h)
+    std::string rule;    // the policy's rule that refused it, as `sbx check` names it (denial/fix.h)
     std::string fix;     // the flags that allow it, or "no flag suggested: WHY"
     std::string host{};  // a connect to port 53: the name the output says could not be resolved (name_lookups)
     bool operator==(const Denial&) const = default;
@@ -57,7 +56,7 @@ std::string path_near_denial_message(std::string_view text);
 // sandbox_denied: the run was sandboxed, failed with a status other than 0,
 // 2, 124 (timeout), 126 and 127, and its output has a known message; or it
 // died of SIGSYS.  reason says which.
-DenialAnalysis analyze_denial(const ExecResult&, bool sandboxed);
+DenialAnalysis analyze_denial(const RunOutcome&, bool sandboxed);
 
 // With the recorder (--record-denials): the denials are what it recorded
 // (merged with the audit's), and sandbox_denied is true only when the
@@ -65,7 +64,7 @@ DenialAnalysis analyze_denial(const ExecResult&, bool sandboxed);
 // exists, or it died of SIGSYS; the output heuristic no longer decides
 // (`cat /etc/shadow` refused by the file's mode is not the sandbox's).
 // reason: "recorded" or "SIGSYS".
-DenialAnalysis analyze_recorded(const ExecResult&, const HelperStatus&, const std::vector<Denial>& audit);
+DenialAnalysis analyze_recorded(const RunOutcome&, const HelperStatus&, const std::vector<Denial>& audit);
 
 // Without the recorder, under network restricted: the network attempts the
 // helper recorded all the same (--record-network; exact, with their
@@ -73,7 +72,7 @@ DenialAnalysis analyze_recorded(const ExecResult&, const HelperStatus&, const st
 // timeout) that made one has sandbox_denied true ("recorded"), whatever the
 // output says: a refused connect reads like an outage.  The file heuristic
 // stays what it was; `recorded` stays false (writes were not recorded).
-void add_recorded_network(DenialAnalysis&, const ExecResult&, const HelperStatus&);
+void add_recorded_network(DenialAnalysis&, const RunOutcome&, const HelperStatus&);
 
 // The host name a failed lookup was for, as programs say it ("Could not
 // resolve host: NAME" (curl, git, cargo), "Could not resolve hostname NAME"
@@ -84,7 +83,7 @@ std::string unresolved_host(std::string_view output);
 
 // Each denied connect to port 53 (a lookup) gets the name the output says
 // could not be resolved (Denial::host), for a fix by name.
-void name_lookups(DenialAnalysis&, const ExecResult&);
+void name_lookups(DenialAnalysis&, const RunOutcome&);
 
 // Parses lines of an audit log ("type=LANDLOCK_ACCESS msg=audit(...): ..." or
 // "type=1423 ...", as auditd, ausearch and dmesg print them) into records;
