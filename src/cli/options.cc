@@ -565,6 +565,21 @@ int main(int argc, char** argv) {
     return doctor_command(doctor_args);
 }
 
+PolicyArgs parse_policy_options(const std::vector<std::string>& words) {
+    CLI::App app{"policy options"};
+    PolicyArgs args;
+    PolicyText text;
+    add_policy_options(app, Wanted(words), args, text);
+    std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 parses a reversed vector
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        throw Error(one_line(e.what()));
+    }
+    finish_policy(text, args);
+    return args;
+}
+
 bool relay_terminal(const RunArgs& args, TargetOs host, bool stdin_tty, bool stdout_tty) {
     if (args.tty == TtyMode::Never) return false;
     if (args.tty == TtyMode::Always) {

@@ -60,6 +60,10 @@ struct RunArgs {
 // and sbx's stdin and stdout are terminals (Linux).
 bool relay_terminal(const RunArgs&, TargetOs host, bool stdin_tty, bool stdout_tty);
 
+// The policy options alone (words such as {"-p", "workspace-write", "-w",
+// "/srv"}), read as sbx run reads them.  Throws Error.
+PolicyArgs parse_policy_options(const std::vector<std::string>& words);
+
 struct PolicyCommandArgs {
     PolicyArgs policy;
     bool json = false;

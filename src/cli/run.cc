@@ -55,30 +55,6 @@ bool recorder_ran(const CanonicalPolicy& policy, const HelperStatus& helper) {
                         [](const std::string& what) { return what.starts_with("recorded denials"); });
 }
 
-// The policy sources with a fix's flags (denial/fix.h: -p, -n, -w,
-// --unprotect, --read-only, --git-write) added, as if they had been given.
-PolicyArgs with_flags(PolicyArgs args, const std::vector<std::string>& added) {
-    PolicyInput& in = args.flags;
-    for (std::size_t i = 0; i < added.size(); i += 2) {
-        const std::string& flag = added[i];
-        if (flag == "--git-write") {  // the one without a value
-            in.git_write = true;
-            --i;
-            continue;
-        }
-        if (i + 1 == added.size()) break;
-        const std::string& value = added[i + 1];
-        if (flag == "-p") in.mode = parse_mode(value);
-        else if (flag == "-n") in.network = parse_network(value);
-        else if (flag == "-w") in.writable_roots.push_back({value, "--writable-root"});
-        else if (flag == "--unprotect") in.unprotect.push_back(value);
-        else if (flag == "--allow-domain") in.allow_domains.push_back({value, "--allow-domain"});
-        else if (flag == "--read-only")
-            in.extra_entries.push_back({{FsTarget::Kind::Path, value}, FsAccess::Read, "--read-only"});
-    }
-    return args;
-}
-
 // One run of the command, with what the denial analysis made of it.
 struct Attempt {
     ExecPlan plan;
@@ -222,11 +198,12 @@ public:
             env.cwd = args_.command.cwd;
             explain_denials(a.denial, policy_, env);
             if (args_.explain)
-                a.explanation = explain_run(
-                    args_.invocation, args_.command.argv, policy_, a.denial, env,
-                    [this](const std::vector<std::string>& added) {
-                        return resolve_policy_args(with_flags(args_.policy, added), args_.command.cwd).policy;
-                    });
+                a.explanation = explain_run(args_.invocation, args_.command.argv, policy_, a.denial, env,
+                                            [this](const PolicyDelta& added) {
+                                                PolicyArgs with = args_.policy;
+                                                apply(added, with.flags);
+                                                return resolve_policy_args(with, args_.command.cwd).policy;
+                                            });
         }
         if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
         return a;

@@ -50,49 +50,6 @@ std::vector<std::string> without(const std::vector<std::string>& invocation,
     return out;
 }
 
-// The flags of all fixes, merged: one -p and one -n at most (full over
-// limited: a connect's and a server's), each -w,
-// --unprotect, --read-only and --allow-domain once, a -w inside another left
-// out.
-std::vector<std::string> merge_flags(const std::vector<std::vector<std::string>>& fixes) {
-    std::string mode, network;
-    std::vector<std::string> writable, unprotect, read_only, domains;
-    bool git_write = false;
-    auto add_once = [](std::vector<std::string>& v, const std::string& x) {
-        if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-    };
-    for (const auto& words : fixes)
-        for (std::size_t i = 0; i < words.size(); i += 2) {
-            const std::string& flag = words[i];
-            if (flag == "--git-write") {  // the one without a value
-                git_write = true;
-                --i;
-                continue;
-            }
-            if (i + 1 == words.size()) break;
-            const std::string& value = words[i + 1];
-            if (flag == "-p") mode = value;
-            else if (flag == "-n" && (network.empty() || value == "full")) network = value;  // the widest asked
-            else if (flag == "-w") add_once(writable, value);
-            else if (flag == "--unprotect") add_once(unprotect, value);
-            else if (flag == "--read-only") add_once(read_only, value);
-            else if (flag == "--allow-domain") add_once(domains, value);
-        }
-    std::vector<std::string> out;
-    if (!mode.empty()) out.insert(out.end(), {"-p", mode});
-    if (!network.empty()) out.insert(out.end(), {"-n", network});
-    for (const auto& w : writable) {
-        const bool inside_another = std::any_of(writable.begin(), writable.end(),
-                                                [&](const std::string& other) { return path_below(w, other); });
-        if (!inside_another) out.insert(out.end(), {"-w", w});
-    }
-    if (git_write) out.push_back("--git-write");
-    for (const auto& n : unprotect) out.insert(out.end(), {"--unprotect", n});
-    for (const auto& r : read_only) out.insert(out.end(), {"--read-only", r});
-    for (const auto& d : domains) out.insert(out.end(), {"--allow-domain", d});
-    return out;
-}
-
 // Policy p's verdict on denial d (a path the recorder or audit named, or a
 // destination); nullopt where d names nothing check_access takes.
 std::optional<Verdict> verdict(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
@@ -111,30 +68,27 @@ bool allows(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
     return v && v->allowed;
 }
 
-// Drops each -w that the rest of `added` makes unnecessary for `wanted`.
-std::vector<std::string> prune_writable(std::vector<std::string> added, const std::vector<const Denial*>& wanted,
-                                        const Environment& env, const ResolveWith& resolve_with) {
+// Drops each writable root that the rest of `change` makes unnecessary for `wanted`.
+PolicyDelta prune_writable(PolicyDelta change, const std::vector<const Denial*>& wanted, const Environment& env,
+                           const ResolveWith& resolve_with) {
     constexpr std::size_t kMostTried = 32;  // resolutions, each a walk of the policy: bounded
     std::size_t tried = 0;
-    for (std::size_t i = 0; i + 1 < added.size() && tried < kMostTried;) {
-        if (added[i] != "-w") {
-            i += 2;
-            continue;
-        }
-        std::vector<std::string> fewer = added;
-        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i), fewer.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    auto& roots = change.writable_roots;
+    for (std::size_t i = 0; i < roots.size() && tried < kMostTried;) {
+        PolicyDelta fewer = change;
+        fewer.writable_roots.erase(fewer.writable_roots.begin() + static_cast<std::ptrdiff_t>(i));
         ++tried;
         try {
             const CanonicalPolicy p = resolve_with(fewer);
             if (std::all_of(wanted.begin(), wanted.end(), [&](const Denial* d) { return allows(p, *d, env); })) {
-                added = std::move(fewer);
+                change = std::move(fewer);
                 continue;
             }
         } catch (const Error&) {
         }
-        i += 2;
+        ++i;
     }
-    return added;
+    return change;
 }
 
 std::string joined(const std::vector<std::string>& words) {
@@ -150,24 +104,25 @@ Explanation explain_run(const std::vector<std::string>& invocation, const std::v
                         const ResolveWith& resolve_with) {
     Explanation e;
     e.unseen = analysis.omitted;
-    std::vector<std::vector<std::string>> fixes;
+    std::vector<PolicyDelta> fixes;
     std::vector<const Denial*> fixed;
     for (const auto& d : analysis.denials) {
         const Fix f = fix_for(policy, d, env);
-        if (f.flags.empty()) {
+        if (f.change.empty()) {
             e.not_suggested.push_back({denied_what(d), f.refused});
         } else {
-            fixes.push_back(f.flags);
+            fixes.push_back(f.change);
             fixed.push_back(&d);
         }
     }
     if (fixes.empty()) return e;
-    e.added = prune_writable(merge_flags(fixes), fixed, env, resolve_with);
+    const PolicyDelta change = prune_writable(merged(fixes), fixed, env, resolve_with);
+    e.added = to_flags(change);
     // What the line really allows, by the policy it makes.
     std::optional<CanonicalPolicy> after;
     std::string unresolved;
     try {
-        after = resolve_with(e.added);
+        after = resolve_with(change);
     } catch (const Error& err) {
         unresolved = err.what();
     }
@@ -186,10 +141,8 @@ Explanation explain_run(const std::vector<std::string>& invocation, const std::v
         return e;
     }
     std::vector<std::pair<std::string_view, std::string_view>> replaced;
-    for (std::size_t i = 0; i < e.added.size(); i += 2) {
-        if (e.added[i] == "-p") replaced.emplace_back("-p", "--policy");
-        if (e.added[i] == "-n") replaced.emplace_back("-n", "--network");
-    }
+    if (change.mode) replaced.emplace_back("-p", "--policy");
+    if (change.network) replaced.emplace_back("-n", "--network");
     e.argv = without(invocation, replaced);
     e.argv.insert(e.argv.end(), e.added.begin(), e.added.end());
     e.argv.push_back("--");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "denial/denial.h"
+#include "denial/policy_delta.h"
 #include "policy/policy.h"
 
 namespace sbx {
@@ -31,10 +32,10 @@ struct Explanation {
     std::uint64_t unseen = 0;            // denials only counted (denials_omitted): not looked at
 };
 
-// The policy the run would have had with these flags added (the caller
-// merges them into its own policy sources and resolves; it throws Error when
-// they do not make a policy).
-using ResolveWith = std::function<CanonicalPolicy(const std::vector<std::string>& added)>;
+// The policy the run would have had with this change (the caller applies it
+// to its own policy sources and resolves: denial/policy_delta.h, apply; it
+// throws Error when they do not make a policy).
+using ResolveWith = std::function<CanonicalPolicy(const PolicyDelta& added)>;
 
 // invocation: sbx's argv before the command (argv[0], "run", options, any
 // "--" left out); command: the command's argv.  A fix that names a mode or a

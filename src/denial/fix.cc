@@ -8,7 +8,6 @@
 
 #include "net/domain.h"
 #include "policy/check.h"
-#include "util/shell_word.h"
 
 namespace sbx {
 
@@ -109,8 +108,9 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
         if (d.entry->rule == kStateDirectoryRule)
             return refuse(rule, "sbx keeps its session approvals there, which no sandboxed command may write");
         if (name.empty()) return refuse(rule, "it is what a protected name leads to");
-        if (name == ".git" && !p.git_write && git_write_opens(p, v.subject)) return Fix{rule, {"--git-write"}, ""};
-        return Fix{rule, {"--unprotect", name}, ""};
+        if (name == ".git" && !p.git_write && git_write_opens(p, v.subject))
+            return Fix{rule, PolicyDelta{.git_write = true}, ""};
+        return Fix{rule, PolicyDelta{.unprotect = {name}}, ""};
     }
     if (d.access == FsAccess::Deny)
         return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
@@ -124,19 +124,20 @@ Fix write_fix(const CanonicalPolicy& p, const std::string& target, const Environ
     // terminal either).  -w /dev would hand over every device the view has.
     if (path_within(v.subject, "/dev")) return refuse(rule, "the sandbox's device nodes are read-only but /dev/null");
     if (p.mode == Mode::ReadOnly && !p.workspace.empty() && path_within(v.subject, p.workspace)) {
-        std::vector<std::string> flags{"-p", "workspace-write"};
+        PolicyDelta change{.mode = Mode::WorkspaceWrite};
         if (v.subject != p.workspace) {
             const std::string rel = v.subject.substr(p.workspace.size() == 1 ? 1 : p.workspace.size() + 1);
             const std::string first = rel.substr(0, rel.find('/'));
             if (std::find(p.protected_names.begin(), p.protected_names.end(), first) != p.protected_names.end())
-                flags.insert(flags.end(), {"--unprotect", first});
+                change.unprotect.push_back(first);
         }
-        return Fix{rule, flags, ""};
+        return Fix{rule, change, ""};
     }
     const std::string dir = directory_for(v.subject, env);
     if (auto why = too_wide(p, dir, env); !why.empty()) return refuse(rule, why);
-    if (p.mode == Mode::ReadOnly) return Fix{rule, {"-p", "workspace-write", "-w", dir}, ""};
-    return Fix{rule, {"-w", dir}, ""};
+    if (p.mode == Mode::ReadOnly)
+        return Fix{rule, PolicyDelta{.mode = Mode::WorkspaceWrite, .writable_roots = {dir}}, ""};
+    return Fix{rule, PolicyDelta{.writable_roots = {dir}}, ""};
 }
 
 Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target, const Environment& env) {
@@ -145,7 +146,7 @@ Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target,
     if (v.allowed)
         return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
-    if (!d.access) return Fix{rule, {"--read-only", v.subject}, ""};
+    if (!d.access) return Fix{rule, PolicyDelta{.read_only = {v.subject}}, ""};
     return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
 }
 
@@ -164,7 +165,8 @@ std::pair<std::string, std::uint16_t> split_address(const std::string& address) 
 
 Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     if (is_serving(d.operation) && p.network == Network::Restricted)
-        return Fix{"network restricted: no sockets except AF_UNIX socketpair", {"-n", "limited"}, ""};
+        return Fix{"network restricted: no sockets except AF_UNIX socketpair", PolicyDelta{.network = Network::Limited},
+                   ""};
     // An allowlist (--allow-domain): the proxy's decision by name; -n full
     // would be a usage error with it.
     if (p.by_name() && !d.address.empty()) {
@@ -173,17 +175,16 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
         if (by_name.allowed)  // the name passed: the proxy refused the address it resolved to
             return refuse(by_name.rule,
                           "the name is allowed, the address it resolved to is not (the proxy's note names it)");
-        if (by_name.fix.starts_with("--")) {
-            const auto space = by_name.fix.find(' ');
-            return Fix{by_name.rule, {by_name.fix.substr(0, space), by_name.fix.substr(space + 1)}, ""};
-        }
+        if (constexpr std::string_view kAllow = "--allow-domain "; by_name.fix.starts_with(kAllow))
+            return Fix{by_name.rule, PolicyDelta{.allow_domains = {by_name.fix.substr(kAllow.size())}}, ""};
         const std::string_view none = "no flag suggested: ";
         return refuse(by_name.rule, by_name.fix.starts_with(none) ? by_name.fix.substr(none.size()) : by_name.fix);
     }
     // A lookup of a name the output gives: that name through sbx's proxy,
     // rather than the whole network.
     if (!d.host.empty() && p.network != Network::Full && !p.by_name())
-        return Fix{check_access(p, Access::Connect, d.address, Environment{}).rule, {"--allow-domain", d.host}, ""};
+        return Fix{check_access(p, Access::Connect, d.address, Environment{}).rule,
+                   PolicyDelta{.allow_domains = {d.host}}, ""};
     Verdict v;
     try {
         v = check_access(p, Access::Connect, d.address, Environment{});
@@ -193,18 +194,14 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
     std::string rule = v.rule;
     if (v.allowed) return refuse(rule, "the policy allows it; the refusal was not the sandbox's");
     // -n limited reaches only the sandbox's own loopback, never the host's.
-    return Fix{rule, {"-n", "full"}, ""};
+    return Fix{rule, PolicyDelta{.network = Network::Full}, ""};
 }
 
 }  // namespace
 
-std::string Fix::flags_text() const {
-    std::string out;
-    for (const auto& w : flags) out += (out.empty() ? "" : " ") + shell_word(w);
-    return out;
-}
+std::string Fix::flags_text() const { return sbx::flags_text(change); }
 
-std::string Fix::text() const { return flags.empty() ? "no flag suggested: " + refused : flags_text(); }
+std::string Fix::text() const { return change.empty() ? "no flag suggested: " + refused : flags_text(); }
 
 bool is_serving(const std::string& op) { return op == "bind" || op == "listen" || op == "accept"; }
 
@@ -283,7 +280,7 @@ void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environm
     Fix f = fix_for(p, g, env);
     // A relative name whose place in the workspace is writable: the command
     // had changed directory, and where to is not in the output.
-    if (a.path.front() != '/' && g.operation == "write" && f.flags.empty() &&
+    if (a.path.front() != '/' && g.operation == "write" && f.change.empty() &&
         check_access(p, Access::Write, path, env).allowed) {
         g.path = a.path;
         f = refuse("",

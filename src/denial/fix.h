@@ -1,6 +1,7 @@
 // For one denied operation: the rule of the canonical policy that refused it
-// (as `sbx check` names it) and the smallest sensible flag of `sbx run` that
-// would allow it, or why none is suggested.  Pure: the filesystem's answers
+// (as `sbx check` names it) and the smallest sensible change of the policy
+// that would allow it (a PolicyDelta: sbx run's flags are written from it),
+// or why none is suggested.  Pure: the filesystem's answers
 // (does ~/.cache exist?) and $HOME come in through Environment.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "denial/denial.h"
+#include "denial/policy_delta.h"
 #include "policy/check.h"
 #include "policy/policy.h"
 
@@ -15,11 +17,12 @@ namespace sbx {
 
 struct Fix {
     std::string rule;  // check_access's rule
-    // The words of sbx run's flags: {"-w", "/root/.npm"}, {"--unprotect", ".git"},
-    // {"-p", "workspace-write", "-w", "/etc"}, {"-n", "full"}; empty for none.
-    std::vector<std::string> flags;
-    std::string refused;  // when flags is empty: why ("that would make $HOME writable")
-    // The flags as a shell would read them back ("-w /root/.npm").
+    // The change to the policy that allows it ({.writable_roots = {"/root/.npm"}},
+    // {.unprotect = {".git"}}, {.mode = WorkspaceWrite, .writable_roots = {"/etc"}},
+    // {.network = Full}); empty for none.
+    PolicyDelta change;
+    std::string refused;  // when change is empty: why ("that would make $HOME writable")
+    // The change as sbx run's flags, as a shell would read them back ("-w /root/.npm").
     std::string flags_text() const;
     // flags_text(), or "no flag suggested: REFUSED".
     std::string text() const;

@@ -40,19 +40,14 @@ DenialAnalysis recorded(std::vector<Denial> denials, std::uint64_t omitted = 0) 
     return a;
 }
 
-// The policy sources of `base` with the fix's flags applied, as sbx run's
+// The policy sources of `base` with the fixes' change applied, as sbx run's
 // resolver does.
 struct Resolver {
     PolicyInput base;
     Environment env;
-    CanonicalPolicy operator()(const std::vector<std::string>& added) const {
+    CanonicalPolicy operator()(const PolicyDelta& added) const {
         PolicyInput in = base;
-        for (std::size_t i = 0; i + 1 < added.size(); i += 2) {
-            if (added[i] == "-p") in.mode = parse_mode(added[i + 1]);
-            if (added[i] == "-n") in.network = parse_network(added[i + 1]);
-            if (added[i] == "-w") in.writable_roots.push_back({added[i + 1], "--writable-root"});
-            if (added[i] == "--unprotect") in.unprotect.push_back(added[i + 1]);
-        }
+        apply(added, in);
         return resolve(in, env);
     }
 };
@@ -166,9 +161,9 @@ TEST_CASE("explain: what no flag is suggested for is said, with why; nothing to 
 TEST_CASE("explain: a flag that does not make a policy is not claimed to allow anything") {
     const Setup t(Mode::WorkspaceWrite);
     const auto a = recorded({op("create", "/etc/x")});
-    const Explanation e = explain_run(
-        {"sbx", "run"}, kCommand, t.policy, a, t.env,
-        [](const std::vector<std::string>&) -> CanonicalPolicy { throw Error("--writable-root: /etc: refused"); });
+    const Explanation e =
+        explain_run({"sbx", "run"}, kCommand, t.policy, a, t.env,
+                    [](const PolicyDelta&) -> CanonicalPolicy { throw Error("--writable-root: /etc: refused"); });
     CHECK(e.argv.empty());
     CHECK(e.allowed == 0);
     REQUIRE(e.not_suggested.size() == 1);

@@ -88,7 +88,7 @@ TEST_CASE("fix: never $HOME, /, ~/.ssh, /dev or a directory already writable") {
     const Environment env = env_of(fs, "/home/u");
     const CanonicalPolicy p = policy(env);
     Fix f = fix_for(p, op("write", "/home/u/.bashrc"), env);
-    CHECK(f.flags.empty());
+    CHECK(f.change.empty());
     CHECK(f.text() == "no flag suggested: that would make $HOME writable");
     CHECK(fix_for(p, op("create", "/home/v"), env).text() == "no flag suggested: that would make $HOME writable");
     CHECK(fix_for(p, op("create", "/x"), env).text() == "no flag suggested: that would make / writable");
@@ -104,7 +104,7 @@ TEST_CASE("fix: never $HOME, /, ~/.ssh, /dev or a directory already writable") {
     for (const CanonicalPolicy& q : {p, policy(env, Mode::ReadOnly)}) {
         CHECK(fix_for(q, op("write", "/dev/tty"), env).text() ==
               "no flag suggested: the sandbox's device nodes are read-only but /dev/null");
-        CHECK(fix_for(q, op("create", "/dev/x"), env).flags.empty());
+        CHECK(fix_for(q, op("create", "/dev/x"), env).change.empty());
     }
     // What the policy allows was not the sandbox's.
     CHECK(fix_for(p, op("write", "/w/src/a.c"), env).text() ==
@@ -179,7 +179,7 @@ TEST_CASE("fix: the policy's own entries are named, never widened") {
     CHECK(f.text() == "no flag suggested: an entry of the policy keeps it read-only (drop that entry to allow writes)");
     f = fix_for(p, op("fs.read_file", "/opt/data/sub/f"), env);
     CHECK(f.rule == "deny /opt/data (--deny)");
-    CHECK(f.flags.empty());
+    CHECK(f.change.empty());
 }
 
 TEST_CASE("fix: a paths with shell characters is quoted") {

@@ -1,0 +1,72 @@
+#include "denial/policy_delta.h"
+
+#include <algorithm>
+
+#include "util/path.h"
+#include "util/shell_word.h"
+
+namespace sbx {
+
+namespace {
+
+void add_once(std::vector<std::string>& to, const std::vector<std::string>& from) {
+    for (const auto& x : from)
+        if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
+}
+
+void add_flags(std::vector<std::string>& out, const char* flag, const std::vector<std::string>& values) {
+    for (const auto& v : values) out.insert(out.end(), {flag, v});
+}
+
+}  // namespace
+
+bool PolicyDelta::empty() const { return *this == PolicyDelta{}; }
+
+PolicyDelta merged(const std::vector<PolicyDelta>& deltas) {
+    PolicyDelta out;
+    for (const auto& d : deltas) {
+        if (d.mode) out.mode = d.mode;
+        if (d.network && (!out.network || *d.network == Network::Full)) out.network = d.network;  // the widest asked
+        add_once(out.writable_roots, d.writable_roots);
+        add_once(out.unprotect, d.unprotect);
+        out.git_write = out.git_write || d.git_write;
+        add_once(out.read_only, d.read_only);
+        add_once(out.allow_domains, d.allow_domains);
+    }
+    const std::vector<std::string> roots = out.writable_roots;
+    std::erase_if(out.writable_roots, [&roots](const std::string& w) {
+        return std::any_of(roots.begin(), roots.end(), [&](const std::string& other) { return path_below(w, other); });
+    });
+    return out;
+}
+
+std::vector<std::string> to_flags(const PolicyDelta& d) {
+    std::vector<std::string> out;
+    if (d.mode) out.insert(out.end(), {"-p", std::string(to_string(*d.mode))});
+    if (d.network) out.insert(out.end(), {"-n", std::string(to_string(*d.network))});
+    add_flags(out, "-w", d.writable_roots);
+    add_flags(out, "--unprotect", d.unprotect);
+    if (d.git_write) out.emplace_back("--git-write");
+    add_flags(out, "--read-only", d.read_only);
+    add_flags(out, "--allow-domain", d.allow_domains);
+    return out;
+}
+
+std::string flags_text(const PolicyDelta& d) {
+    std::string out;
+    for (const auto& w : to_flags(d)) out += (out.empty() ? "" : " ") + shell_word(w);
+    return out;
+}
+
+void apply(const PolicyDelta& d, PolicyInput& in) {
+    if (d.mode) in.mode = d.mode;
+    if (d.network) in.network = d.network;
+    for (const auto& w : d.writable_roots) in.writable_roots.push_back({w, "--writable-root"});
+    for (const auto& n : d.unprotect) in.unprotect.push_back(n);
+    if (d.git_write) in.git_write = true;
+    for (const auto& r : d.read_only)
+        in.extra_entries.push_back({{FsTarget::Kind::Path, r}, FsAccess::Read, "--read-only"});
+    for (const auto& p : d.allow_domains) in.allow_domains.push_back({p, "--allow-domain"});
+}
+
+}  // namespace sbx
