@@ -175,10 +175,7 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
         if (by_name.allowed)  // the name passed: the proxy refused the address it resolved to
             return refuse(by_name.rule,
                           "the name is allowed, the address it resolved to is not (the proxy's note names it)");
-        if (constexpr std::string_view kAllow = "--allow-domain "; by_name.fix.starts_with(kAllow))
-            return Fix{by_name.rule, PolicyDelta{.allow_domains = {by_name.fix.substr(kAllow.size())}}, ""};
-        const std::string_view none = "no flag suggested: ";
-        return refuse(by_name.rule, by_name.fix.starts_with(none) ? by_name.fix.substr(none.size()) : by_name.fix);
+        return fix_of(by_name);
     }
     // A lookup of a name the output gives: that name through sbx's proxy,
     // rather than the whole network.
@@ -202,6 +199,11 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
 std::string Fix::flags_text() const { return sbx::flags_text(change); }
 
 std::string Fix::text() const { return change.empty() ? "no flag suggested: " + refused : flags_text(); }
+
+Fix fix_of(const net::Decision& d) {
+    if (d.allow.empty()) return refuse(d.rule, d.no_fix);
+    return Fix{d.rule, PolicyDelta{.allow_domains = {d.allow}}, ""};
+}
 
 bool is_serving(const std::string& op) { return op == "bind" || op == "listen" || op == "accept"; }
 

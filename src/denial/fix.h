@@ -10,6 +10,7 @@
 
 #include "denial/denial.h"
 #include "denial/policy_delta.h"
+#include "net/domain.h"
 #include "policy/check.h"
 #include "policy/policy.h"
 
@@ -28,6 +29,11 @@ struct Fix {
     std::string text() const;
     bool operator==(const Fix&) const = default;
 };
+
+// The fix of the allowlist's decision by name or address (net/domain.h) for
+// a connection it refused: --allow-domain of the pattern it names, or none
+// and why.
+Fix fix_of(const net::Decision&);
 
 // The access a denial was of: Connect for a network operation, Exec for
 // "exec" (recorded) or audit's fs.execute, Write for the write class,

@@ -147,10 +147,10 @@ const std::string* find_address(const std::vector<std::string>& list, const Addr
 Decision deny(const std::string& entry) {
     const auto [pattern, reason] = split_reason(entry);
     if (!reason.empty())
-        return {false, fmt::format("deny-domain {} ({})", pattern, reason),
-                fmt::format("no flag suggested: --deny-domain {} refuses it: {}", pattern, reason)};
-    return {false, fmt::format("deny-domain {}", pattern),
-            fmt::format("no flag suggested: --deny-domain {} refuses it (drop that pattern to allow it)", pattern)};
+        return {false, fmt::format("deny-domain {} ({})", pattern, reason), "",
+                fmt::format("--deny-domain {} refuses it: {}", pattern, reason)};
+    return {false, fmt::format("deny-domain {}", pattern), "",
+            fmt::format("--deny-domain {} refuses it (drop that pattern to allow it)", pattern)};
 }
 
 }  // namespace
@@ -279,13 +279,13 @@ Decision decide_host(const DomainRules& rules, std::string_view requested, std::
     const std::string host = normalize_host(requested);
     if (auto a = parse_address(host)) {
         if (const auto* p = find_address(rules.deny, *a, port)) return deny(*p);
-        if (const auto* p = find_address(rules.allow, *a, port)) return {true, "allow-domain " + *p, ""};
+        if (const auto* p = find_address(rules.allow, *a, port)) return {true, "allow-domain " + *p};
         const std::string text = to_string(*a);
-        return {false, fmt::format("no allow-domain names the address {}", text), "--allow-domain " + text, true};
+        return {false, fmt::format("no allow-domain names the address {}", text), text, "", true};
     }
     if (const auto* p = find_name(rules.deny, host, port)) return deny(*p);
-    if (const auto* p = find_name(rules.allow, host, port)) return {true, "allow-domain " + *p, ""};
-    return {false, fmt::format("no allow-domain matches {}", host), "--allow-domain " + host, true};
+    if (const auto* p = find_name(rules.allow, host, port)) return {true, "allow-domain " + *p};
+    return {false, fmt::format("no allow-domain matches {}", host), host, "", true};
 }
 
 Decision decide_address(const DomainRules& rules, std::string_view host, const Address& a,
@@ -294,10 +294,9 @@ Decision decide_address(const DomainRules& rules, std::string_view host, const A
     if (const auto* p = find_address(rules.deny, a, port)) return deny(*p);
     std::string_view range = special_range(a);
     if (range.empty() && std::find(own.begin(), own.end(), a) != own.end()) range = "host-interface";
-    if (range.empty()) return {true, "", ""};
-    if (const auto* p = find_address(rules.allow, a, port)) return {true, "allow-domain " + *p, ""};
-    return {false, fmt::format("{} resolves to {}, a {} address", normalize_host(host), text, range),
-            "--allow-domain " + text};
+    if (range.empty()) return {true, ""};
+    if (const auto* p = find_address(rules.allow, a, port)) return {true, "allow-domain " + *p};
+    return {false, fmt::format("{} resolves to {}, a {} address", normalize_host(host), text, range), text};
 }
 
 std::map<std::string, std::string> proxy_environment(std::uint16_t port) {

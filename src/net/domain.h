@@ -80,9 +80,12 @@ struct Decision {
     // "allow-domain *.example.com", "deny-domain evil.com",
     // "no allow-domain matches host", "127.0.0.1 is loopback".
     std::string rule;
-    // For a refusal: the flag that would allow it ("--allow-domain host"),
-    // or "no flag suggested: WHY".
-    std::string fix;
+    // For a refusal that one more allow pattern lifts: that pattern (the
+    // host's name, or the address), which denial/fix.h's fix_of makes the
+    // fix (--allow-domain PATTERN); else empty, and no_fix says why none is
+    // suggested ("--deny-domain x refuses it (...)").
+    std::string allow{};
+    std::string no_fix{};
     // Refused only because no allow-domain names the host (no deny-domain,
     // no refused address): what an approver may be asked about (proxy.h).
     bool unlisted = false;

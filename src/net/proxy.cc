@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "denial/fix.h"
 #include "util/error.h"
 #include "util/escape.h"
 #include "util/fd.h"
@@ -165,7 +166,7 @@ struct AllowlistProxy::State {
 
     void deny(const Target& t, const Decision& d) {
         std::lock_guard lock(mutex);
-        ProxyDenial x{t.host, t.port, d.rule, d.fix};
+        ProxyDenial x{t.host, t.port, d.rule, fix_of(d).text()};
         if (denials.size() < kMaxDenials && std::find(denials.begin(), denials.end(), x) == denials.end())
             denials.push_back(std::move(x));
     }
@@ -228,7 +229,7 @@ namespace {
 
 std::string refusal_body(const Target& t, const Decision& d) {
     return fmt::format("sbx: connect to {}:{} refused: {}; {}\n", t.host, t.port, d.rule,
-                       d.fix.starts_with("--") ? "allow with " + d.fix : d.fix);
+                       allow_clause(fix_of(d).text()));
 }
 
 std::string http_error(int code, std::string_view reason, std::string_view body, std::string_view extra = "") {
@@ -362,7 +363,7 @@ Decision AllowlistProxy::State::decide(const Target& t) {
             answers.emplace(key, yes);
         }
     }
-    if (yes) return {true, "approved by --approver", ""};
+    if (yes) return {true, "approved by --approver"};
     d.rule += " (nor did an approver allow it)";
     return d;
 }
@@ -380,11 +381,12 @@ void AllowlistProxy::State::refuse_over_cap(Fd client) {
                               "--limit-procs {}",
                               cap.connections, cap.connections == 1 ? "" : "s", *cap.limit_procs)
                         : fmt::format("sbx's proxy serves at most {} connections at once", cap.connections);
-    const std::string fix = cap.limit_procs
-                                ? "no flag suggested: open fewer connections at once, or raise --limit-procs by "
-                                  "two per connection"
-                                : "no flag suggested: open fewer connections at once";
-    deny(proxy, Decision{false, rule, fix});
+    const Decision refusal{false, rule, "",
+                           cap.limit_procs ? "open fewer connections at once, or raise --limit-procs by two per "
+                                             "connection"
+                                           : "open fewer connections at once"};
+    deny(proxy, refusal);
+    const std::string fix = fix_of(refusal).text();
     char first = 0;
     if (::recv(client.get(), &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1 || first != 0x05) {
         const std::string body = fmt::format("sbx: connection refused: {}; {}\n", rule, fix);

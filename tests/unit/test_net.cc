@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "denial/fix.h"  // a refusal's fix (fix_of)
 #include "error_of.h"
 #include "fake_fs.h"
 #include "net/domain.h"
@@ -103,7 +104,7 @@ TEST_CASE("reasons on deny patterns (issue 36): shown in the rule and the fix") 
     const Decision d = decide_host(r, "github.com", 22);
     CHECK_FALSE(d.allowed);
     CHECK(d.rule == "deny-domain github.com:22 (use an https remote)");
-    CHECK(d.fix == "no flag suggested: --deny-domain github.com:22 refuses it: use an https remote");
+    CHECK(fix_of(d).text() == "no flag suggested: --deny-domain github.com:22 refuses it: use an https remote");
     CHECK(decide_host(r, "github.com", 443).allowed);
 }
 
@@ -118,12 +119,12 @@ TEST_CASE("names: exact, *.NAME for the names below only, deny wins") {
     const Decision apex = decide_host(r, "pkg.dev");
     CHECK_FALSE(apex.allowed);
     CHECK(apex.rule == "no allow-domain matches pkg.dev");
-    CHECK(apex.fix == "--allow-domain pkg.dev");
+    CHECK(fix_of(apex).text() == "--allow-domain pkg.dev");
     CHECK_FALSE(decide_host(r, "xpkg.dev").allowed);
     const Decision denied = decide_host(r, "bad.pkg.dev");
     CHECK_FALSE(denied.allowed);
     CHECK(denied.rule == "deny-domain bad.pkg.dev");
-    CHECK(denied.fix.starts_with("no flag suggested: "));
+    CHECK(fix_of(denied).text().starts_with("no flag suggested: "));
     // A deny wildcard beats an exact allow.
     const DomainRules r2 = rules({"a.example.com"}, {"*.example.com"});
     CHECK(decide_host(r2, "a.example.com").rule == "deny-domain *.example.com");
@@ -138,7 +139,7 @@ TEST_CASE("IP literals pass only when an address or range pattern covers them") 
     const Decision d = decide_host(r, "93.184.215.14");
     CHECK_FALSE(d.allowed);
     CHECK(d.rule == "no allow-domain names the address 93.184.215.14");
-    CHECK(d.fix == "--allow-domain 93.184.215.14");
+    CHECK(fix_of(d).text() == "--allow-domain 93.184.215.14");
     // A name pattern never covers an address, nor an address pattern a name.
     CHECK_FALSE(decide_host(rules({"*.0.0.1"}), "127.0.0.1").allowed);
 }
@@ -164,7 +165,7 @@ TEST_CASE("addresses: special ranges only when allowed as such (DNS rebinding)")
     const Decision d = decide_address(r, "localhost", addr("127.0.0.1"));
     CHECK_FALSE(d.allowed);
     CHECK(d.rule == "localhost resolves to 127.0.0.1, a loopback address");
-    CHECK(d.fix == "--allow-domain 127.0.0.1");
+    CHECK(fix_of(d).text() == "--allow-domain 127.0.0.1");
     CHECK(decide_address(rules({"localhost", "127.0.0.0/8"}), "localhost", addr("127.0.0.1")).allowed);
     CHECK(decide_address(rules({"x.org"}, {"93.184.0.0/16"}), "x.org", addr("93.184.215.14")).rule ==
           "deny-domain 93.184.0.0/16");
@@ -198,7 +199,7 @@ TEST_CASE("addresses: the clouds' metadata endpoints, IPv4 carried in IPv6, the 
     const Decision d = decide_address(r, "example.com", addr("203.0.113.5"), own);
     CHECK_FALSE(d.allowed);
     CHECK(d.rule == "example.com resolves to 203.0.113.5, a host-interface address");
-    CHECK(d.fix == "--allow-domain 203.0.113.5");
+    CHECK(fix_of(d).text() == "--allow-domain 203.0.113.5");
     CHECK_FALSE(decide_address(r, "example.com", addr("2001:db8::5"), own).allowed);
     CHECK(decide_address(r, "example.com", addr("203.0.113.6"), own).allowed);
     CHECK(decide_address(rules({"example.com", "203.0.113.0/24"}), "example.com", addr("203.0.113.5"), own).allowed);
