@@ -19,9 +19,11 @@
 #include "cli/denial_watch.h"
 #include "cli/hard_links.h"
 #include "cli/options.h"
+#include "denial/analyze.h"
 #include "denial/denial.h"
-#include "denial/fix.h"
+#include "denial/explain.h"
 #include "denial/helper_status.h"
+#include "denial/policy_delta.h"
 #include "exec/process.h"
 #include "exec/supervisor.h"
 #include "net/proxy.h"
@@ -43,16 +45,6 @@ constexpr std::size_t kDenialTail = 4096;
 std::string duration_text(std::chrono::milliseconds d) {
     if (d.count() % 1000 != 0) return fmt::format("{}ms", d.count());
     return fmt::format("{}s", d.count() / 1000);
-}
-
-// Whether the helper's recorder ran: it needs the sandbox's pid 1, which
-// the filesystem layers make (not external-sandbox's run; the helper names
-// "recorded denials" as not enforced where no user namespace allows one).
-// Only then does an empty list mean that the sandbox refused nothing.
-bool recorder_ran(const CanonicalPolicy& policy, const HelperStatus& helper) {
-    return policy.sandboxed_filesystem() &&
-           std::none_of(helper.not_enforced.begin(), helper.not_enforced.end(),
-                        [](const std::string& what) { return what.starts_with("recorded denials"); });
 }
 
 // One run of the command, with what the denial analysis made of it.
@@ -96,24 +88,53 @@ public:
         Attempt a;
         a.plan = make_plan(sandboxed, native_os());  // a macOS build runs sandbox-exec
         a.sandboxed = a.plan.sandbox != SandboxKind::None;
-
         // Started before the command, so no record is missed.
         std::optional<DenialWatch> watch;
         if (a.sandboxed) watch.emplace(args_.command.record_denials);
+        EventChunkers chunkers;
+        SuperviseOptions opt = supervise_options(a.plan, chunkers);
+        std::optional<net::AllowlistProxy> proxy;
+        start_proxy(a.plan, proxy, opt);
+        a.result = supervise(a.plan, opt);
+        const std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
+        if (args_.format == OutputFormat::Events) chunkers.finish();
+        a.helper = parse_helper_status(a.result.report);
+        if (!sandbox_applied(a)) return a;
+        if (a.helper.exec) note_exec_failure(*a.helper.exec, a.result);
+        a.denial = analyze_attempt(a, watch ? &*watch : nullptr, refused);
+        if (a.sandboxed && args_.explain) a.explanation = explain(a.denial);
+        if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
+        return a;
+    }
 
+    // --events: each stream's output cut at whole UTF-8 characters, and
+    // what is left of it at the end.
+    struct EventChunkers {
+        Utf8Chunker streams[2];
+        Utf8Chunker& of(Stream s) { return streams[s == Stream::Stdout ? 0 : 1]; }
+        void finish() {
+            for (Stream s : {Stream::Stdout, Stream::Stderr}) {
+                const std::string rest = of(s).finish();
+                if (!rest.empty()) write_all(STDOUT_FILENO, json_line(output_event(s, rest)));
+            }
+        }
+    };
+
+    // How the supervisor runs this plan: the timeout, the caps, the relay,
+    // and the output in the chosen format (--events: the begin event now).
+    SuperviseOptions supervise_options(const ExecPlan& plan, EventChunkers& chunkers) const {
         SuperviseOptions opt;
         opt.timeout = args_.timeout;
         opt.caps = args_.caps;
-        if (a.sandboxed) opt.tail_bytes = kDenialTail;
-        opt.child_cleans_up = a.plan.sandbox == SandboxKind::Linux;
+        if (plan.sandbox != SandboxKind::None) opt.tail_bytes = kDenialTail;
+        opt.child_cleans_up = plan.sandbox == SandboxKind::Linux;
         // The relay by default only for the helper, which leads the
         // pseudo-terminal's session and runs the command in a process group
         // of its own below it; a command run without it would lead that
         // session itself, in a process group orphaned from any shell, where
         // ^Z stops nothing (and there is no sandbox to keep the terminal out
         // of).  --tty asks for it anyway.
-        opt.tty = tty_ && (args_.tty == TtyMode::Always || a.plan.sandbox == SandboxKind::Linux);
-        Utf8Chunker chunkers[2];
+        opt.tty = tty_ && (args_.tty == TtyMode::Always || plan.sandbox == SandboxKind::Linux);
         switch (args_.format) {
             case OutputFormat::Text:
                 opt.passthrough = true;
@@ -127,9 +148,9 @@ public:
                 opt.passthrough = false;
                 opt.capture = true;
                 write_all(STDOUT_FILENO,
-                          json_line(begin_event(args_.command.argv, args_.command.cwd, a.plan.sandbox, policy_)));
+                          json_line(begin_event(args_.command.argv, args_.command.cwd, plan.sandbox, policy_)));
                 opt.on_output = [&chunkers](Stream s, std::string_view data) {
-                    const std::string text = chunkers[s == Stream::Stdout ? 0 : 1].push(data);
+                    const std::string text = chunkers.of(s).push(data);
                     return text.empty() ? std::string() : json_line(output_event(s, text));
                 };
                 opt.on_omitted = [](Stream s, std::uint64_t bytes, std::uint64_t lines) {
@@ -137,97 +158,80 @@ public:
                 };
                 break;
         }
-
-        // The allowlist proxy (--allow-domain) runs for as long as the command;
-        // its threads count against --limit-procs (util/relay_threads.h).
-        std::optional<net::AllowlistProxy> proxy;
-        if (a.plan.proxy_fd >= 0) {
-            // --control-fd: a copy for this attempt's proxy (a retry reads on
-            // from where it stopped, from the policy's rules again).
-            Fd control(args_.control_fd >= 0 ? ::fcntl(args_.control_fd, F_DUPFD_CLOEXEC, 3) : -1);
-            net::AskHost ask;
-            if (network_)
-                ask = [n = network_](const std::string& host, std::uint16_t port) { return n->ask(host, port); };
-            proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains},
-                          relay_cap(policy_.limits.processes), std::move(control), std::move(ask));
-            opt.proxy_channel = proxy->helper_channel();
-        }
-        a.result = supervise(a.plan, opt);
-        const std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
-        if (args_.format == OutputFormat::Events) {
-            for (Stream s : {Stream::Stdout, Stream::Stderr}) {
-                const std::string rest = chunkers[s == Stream::Stdout ? 0 : 1].finish();
-                if (!rest.empty()) write_all(STDOUT_FILENO, json_line(output_event(s, rest)));
-            }
-        }
-        a.helper = parse_helper_status(a.result.report);
-        if (a.helper.error && a.result.exit_code == 125) {
-            // The sandbox could not be applied and nothing ran: sbx's own
-            // failure (125), not a denial of something the command did.  Or
-            // the host replaced a covered path and the helper killed the
-            // command (linux-helper/host_watch.h).
-            const bool stopped = a.helper.error->starts_with("host watch: ");
-            write_all(STDERR_FILENO,
-                      fmt::format("sbx: {}: {}\n", stopped ? "the run was stopped" : "the sandbox could not be applied",
-                                  *a.helper.error));
-            return a;
-        }
-        if (a.helper.exec) {
-            // In the sandbox, as the supervisor says it without one: a line
-            // of the command's stderr.
-            a.result.exec_error = describe_exec_failure(*a.helper.exec, &policy_, args_.command.cwd);
-            const std::string line = "sbx: " + *a.result.exec_error + "\n";
-            if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, line);
-            if (args_.format == OutputFormat::Events)
-                write_all(STDOUT_FILENO, json_line(output_event(Stream::Stderr, sanitize_utf8(line))));
-            a.result.err.shown += line;
-        }
-        a.denial = analyze_denial(a.result, a.sandboxed);
-        const std::vector<Denial> audited =
-            watch ? watch->collect(a.result.exit_code != 0, a.result.pids,
-                                   a.plan.sandbox == SandboxKind::Linux ? helper() : std::string())
-                  : std::vector<Denial>{};
-        a.denial.denials = audited;
-        if (a.plan.sandbox == SandboxKind::Linux && args_.command.record_denials && recorder_ran(policy_, a.helper))
-            a.denial = analyze_recorded(a.result, a.helper, audited);
-        else if (a.plan.sandbox == SandboxKind::Linux) add_recorded_network(a.denial, a.result, a.helper);
-        if (!refused.empty()) add_proxy_denials(a, refused);
-        name_lookups(a.denial, a.result);
-        if (a.sandboxed) {  // each denial's rule and fix (denial/fix.h), against the command's cwd
-            Environment env = system_environment();
-            env.cwd = args_.command.cwd;
-            explain_denials(a.denial, policy_, env);
-            if (args_.explain)
-                a.explanation = explain_run(args_.invocation, args_.command.argv, policy_, a.denial, env,
-                                            [this](const PolicyDelta& added) {
-                                                PolicyArgs with = args_.policy;
-                                                apply(added, with.flags);
-                                                return resolve_policy_args(with, args_.command.cwd).policy;
-                                            });
-        }
-        if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, text_notes(a));
-        return a;
+        return opt;
     }
 
-    // The proxy's refusals come first (exact, with their own rule and fix);
-    // a command that failed after one failed of the sandbox.
-    static void add_proxy_denials(Attempt& a, const std::vector<net::ProxyDenial>& refused) {
-        std::vector<Denial> first;
-        for (const auto& r : refused) {
-            Denial d;
-            d.operation = "connect";
-            d.address = r.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", r.host, r.port)
-                                                              : fmt::format("{}:{}", r.host, r.port);
-            d.rule = r.rule;
-            d.fix = r.fix;
-            first.push_back(std::move(d));
-        }
-        a.denial.denials.insert(a.denial.denials.begin(), first.begin(), first.end());
-        a.denial.recorded = true;  // these are exact, whether or not the recorder ran
-        if (a.result.exit_code != 0 && !a.result.timed_out) {
-            a.denial.sandbox_denied = true;
-            if (a.denial.reason.empty()) a.denial.reason = "recorded";
-        }
+    // The allowlist proxy (--allow-domain), where the plan has one: it runs
+    // for as long as the command; its threads count against --limit-procs
+    // (util/relay_threads.h).
+    void start_proxy(const ExecPlan& plan, std::optional<net::AllowlistProxy>& proxy, SuperviseOptions& opt) const {
+        if (plan.proxy_fd < 0) return;
+        // --control-fd: a copy for this attempt's proxy (a retry reads on
+        // from where it stopped, from the policy's rules again).
+        Fd control(args_.control_fd >= 0 ? ::fcntl(args_.control_fd, F_DUPFD_CLOEXEC, 3) : -1);
+        net::AskHost ask;
+        if (network_) ask = [n = network_](const std::string& host, std::uint16_t port) { return n->ask(host, port); };
+        proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains},
+                      relay_cap(policy_.limits.processes), std::move(control), std::move(ask));
+        opt.proxy_channel = proxy->helper_channel();
+    }
+
+    // False when the sandbox could not be applied and nothing ran: sbx's
+    // own failure (125), not a denial of something the command did; or the
+    // host replaced a covered path and the helper killed the command
+    // (linux-helper/host_watch.h).  The line on stderr says which.
+    static bool sandbox_applied(const Attempt& a) {
+        if (!a.helper.error || a.result.exit_code != 125) return true;
+        const bool stopped = a.helper.error->starts_with("host watch: ");
+        write_all(STDERR_FILENO,
+                  fmt::format("sbx: {}: {}\n", stopped ? "the run was stopped" : "the sandbox could not be applied",
+                              *a.helper.error));
+        return false;
+    }
+
+    // The command could not be executed in the sandbox: said as the
+    // supervisor says it without one, a line of the command's stderr.
+    void note_exec_failure(const ExecFailure& failure, ExecResult& result) const {
+        result.exec_error = describe_exec_failure(failure, &policy_, args_.command.cwd);
+        const std::string line = "sbx: " + *result.exec_error + "\n";
+        if (args_.format == OutputFormat::Text) write_all(STDERR_FILENO, line);
+        if (args_.format == OutputFormat::Events)
+            write_all(STDOUT_FILENO, json_line(output_event(Stream::Stderr, sanitize_utf8(line))));
+        result.err.shown += line;
+    }
+
+    // The attempt's evidence (denial/analyze.h), each denial's rule and fix
+    // against the command's cwd.
+    DenialAnalysis analyze_attempt(const Attempt& a, DenialWatch* watch,
+                                   const std::vector<net::ProxyDenial>& refused) const {
+        const bool linux_helper = a.plan.sandbox == SandboxKind::Linux;
+        Evidence e;
+        e.outcome = a.result;
+        e.sandboxed = a.sandboxed;
+        e.helper = linux_helper ? &a.helper : nullptr;
+        e.record_denials = args_.command.record_denials;
+        if (watch)
+            e.logged = watch->collect(a.result.exit_code != 0, a.result.pids, linux_helper ? helper() : std::string());
+        for (const auto& r : refused) e.refused.push_back(proxy_refusal(r.host, r.port, r.rule, r.fix));
+        return analyze(e, policy_, command_environment());
+    }
+
+    // --explain: the line that would have allowed what was denied, each
+    // change checked by resolving the policy sources with it applied.
+    Explanation explain(const DenialAnalysis& denial) const {
+        return explain_run(args_.invocation, args_.command.argv, policy_, denial, command_environment(),
+                           [this](const PolicyDelta& added) {
+                               PolicyArgs with = args_.policy;
+                               apply(added, with.flags);
+                               return resolve_policy_args(with, args_.command.cwd).policy;
+                           });
+    }
+
+    // The machine's environment, from the command's cwd.
+    Environment command_environment() const {
+        Environment env = system_environment();
+        env.cwd = args_.command.cwd;
+        return env;
     }
 
     // Text mode's lines on stderr after an attempt (with --cap-live the

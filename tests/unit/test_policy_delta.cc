@@ -16,19 +16,19 @@ using sbx::test::FakeFs;
 
 namespace {
 
-FakeFs machine() {
+// A machine with a workspace /w and $HOME /root.
+struct Machine {
     FakeFs fs;
-    fs.dir("/usr/bin").dir("/etc").dir("/tmp").dir("/dev/shm").dir("/root/.npm/_cacache").dir("/w/.git");
-    fs.dir("/opt/data/sub").dir("/srv/cache");
-    fs.file("/dev/null").file("/etc/hosts");
-    return fs;
-}
-
-Environment env_of(const FakeFs& fs) {
-    Environment env = fs.env("/w");
-    env.home = "/root";
-    return env;
-}
+    Environment env;
+    Machine() {
+        for (const char* d :
+             {"/usr/bin", "/etc", "/tmp", "/dev/shm", "/root/.npm/_cacache", "/w/.git", "/opt/data/sub", "/srv/cache"})
+            fs.dir(d);
+        fs.file("/dev/null").file("/etc/hosts");
+        env = fs.env("/w");
+        env.home = "/root";
+    }
+};
 
 // The user's own flags, read by sbx's parser.
 PolicyInput parsed(std::vector<std::string> words) { return cli::parse_policy_options(words).flags; }
@@ -101,8 +101,8 @@ TEST_CASE("policy delta: applied as its flags would be") {
 }
 
 TEST_CASE("policy delta: a fix's flags read back by sbx's parser make the policy its change makes") {
-    const FakeFs fs = machine();
-    const Environment env = env_of(fs);
+    const Machine m;
+    const Environment& env = m.env;
     const std::vector<PolicyDelta> deltas{
         PolicyDelta{.writable_roots = {"/root/.npm"}},
         PolicyDelta{.unprotect = {".git"}},
@@ -132,8 +132,8 @@ TEST_CASE("policy delta: a fix's flags read back by sbx's parser make the policy
 }
 
 TEST_CASE("policy delta: the fixes of denials, rendered and read back") {
-    const FakeFs fs = machine();
-    const Environment env = env_of(fs);
+    const Machine m;
+    const Environment& env = m.env;
     std::size_t fixed = 0;
     for (const Mode mode : {Mode::ReadOnly, Mode::WorkspaceWrite}) {
         PolicyInput in{};
