@@ -219,12 +219,13 @@ public:
     // --explain: the line that would have allowed what was denied, each
     // change checked by resolving the policy sources with it applied.
     Explanation explain(const DenialAnalysis& denial) const {
-        return explain_run(args_.invocation, args_.command.argv, policy_, denial, command_environment(),
-                           [this](const PolicyDelta& added) {
-                               PolicyArgs with = args_.policy;
-                               apply(added, with.flags);
-                               return resolve_policy_args(with, args_.command.cwd).policy;
-                           });
+        const Environment env = command_environment();
+        const auto resolve_with = [this](const PolicyDelta& added) {
+            PolicyArgs with = args_.policy;
+            apply(added, with.flags);
+            return resolve_policy_args(with, args_.command.cwd).policy;
+        };
+        return explain_run({args_.invocation, args_.command.argv, policy_, env, resolve_with}, denial);
     }
 
     // The machine's environment, from the command's cwd.

@@ -91,17 +91,10 @@ PolicyDelta prune_writable(PolicyDelta change, const std::vector<const Denial*>&
     return change;
 }
 
-std::string joined(const std::vector<std::string>& words) {
-    std::string out;
-    for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
-    return out;
-}
-
 }  // namespace
 
-Explanation explain_run(const std::vector<std::string>& invocation, const std::vector<std::string>& command,
-                        const CanonicalPolicy& policy, const DenialAnalysis& analysis, const Environment& env,
-                        const ResolveWith& resolve_with) {
+Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& analysis) {
+    const auto& [invocation, command, policy, env, resolve_with] = request;
     Explanation e;
     e.unseen = analysis.omitted;
     std::vector<PolicyDelta> fixes;
@@ -159,7 +152,7 @@ std::string explanation_text(const Explanation& e, std::size_t denials) {
         const std::string of = e.allowed == denials ? fmt::format("the {} denied", denials)
                                                     : fmt::format("{} of the {} denied", e.allowed, denials);
         out += fmt::format("sbx: explain: {} operation{} would have been allowed by: {}\n", of, denials == 1 ? "" : "s",
-                           joined(e.argv));
+                           shell_line(e.argv));
     } else {
         out += "sbx: explain: no flag is suggested for what was denied\n";
     }
@@ -178,8 +171,8 @@ std::string explanation_text(const Explanation& e, std::size_t denials) {
 nlohmann::json explanation_json(const Explanation& e) {
     nlohmann::json refused = nlohmann::json::array();
     for (const auto& r : e.not_suggested) refused.push_back({{"what", r.what}, {"why", r.why}});
-    nlohmann::json j{{"argv", e.argv},       {"line", joined(e.argv)},   {"added", e.added},
-                     {"allowed", e.allowed}, {"not_suggested", refused}, {"unseen", e.unseen}};
+    nlohmann::json j{{"argv", e.argv},       {"line", shell_line(e.argv)}, {"added", e.added},
+                     {"allowed", e.allowed}, {"not_suggested", refused},   {"unseen", e.unseen}};
     if (e.argv.empty()) j["line"] = nullptr;
     return j;
 }

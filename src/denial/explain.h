@@ -37,16 +37,24 @@ struct Explanation {
 // throws Error when they do not make a policy).
 using ResolveWith = std::function<CanonicalPolicy(const PolicyDelta& added)>;
 
-// invocation: sbx's argv before the command (argv[0], "run", options, any
-// "--" left out); command: the command's argv.  A fix that names a mode or a
+// The run to explain.
+struct ExplainRequest {
+    // sbx's argv before the command (argv[0], "run", options, any "--" left out).
+    const std::vector<std::string>& invocation;
+    const std::vector<std::string>& command;  // the command's argv
+    const CanonicalPolicy& policy;            // the run's
+    const Environment& env;                   // the machine's, from the command's cwd
+    ResolveWith resolve_with;
+};
+
+// A fix that names a mode or a
 // network level (-p, -n) replaces the invocation's own (-p X, -pX, --policy X,
 // --policy=X); -w, --unprotect, --read-only and --allow-domain are added once each, a -w
 // below another one left out.  The result is checked, not hoped for: the
 // policy with the added flags is resolved, a -w it does not need (the new
 // mode already makes the place writable) is dropped, and a denial it still
 // refuses is listed as not suggested.
-Explanation explain_run(const std::vector<std::string>& invocation, const std::vector<std::string>& command,
-                        const CanonicalPolicy&, const DenialAnalysis&, const Environment&, const ResolveWith&);
+Explanation explain_run(const ExplainRequest&, const DenialAnalysis&);
 
 // Text mode's lines ("sbx: explain: ..."), each with its newline.
 std::string explanation_text(const Explanation&, std::size_t denials);

@@ -52,11 +52,7 @@ std::vector<std::string> to_flags(const PolicyDelta& d) {
     return out;
 }
 
-std::string flags_text(const PolicyDelta& d) {
-    std::string out;
-    for (const auto& w : to_flags(d)) out += (out.empty() ? "" : " ") + shell_word(w);
-    return out;
-}
+std::string flags_text(const PolicyDelta& d) { return shell_line(to_flags(d)); }
 
 void apply(const PolicyDelta& d, PolicyInput& in) {
     if (d.mode) in.mode = d.mode;

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sbx {
 
@@ -16,6 +17,13 @@ inline std::string shell_word(std::string_view w) {
     std::string out = "'";
     for (char c : w) out += c == '\'' ? std::string_view("'\\''") : std::string_view(&c, 1);
     return out + "'";
+}
+
+// Words as one line a shell reads back into them, each by shell_word.
+inline std::string shell_line(const std::vector<std::string>& words) {
+    std::string out;
+    for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
+    return out;
 }
 
 }  // namespace sbx

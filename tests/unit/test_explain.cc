@@ -67,7 +67,7 @@ struct Setup {
         return in;
     }
     Explanation explain(const std::vector<std::string>& invocation, const DenialAnalysis& a) {
-        return explain_run(invocation, kCommand, policy, a, env, std::ref(resolver));
+        return explain_run({invocation, kCommand, policy, env, std::ref(resolver)}, a);
     }
 };
 
@@ -162,8 +162,12 @@ TEST_CASE("explain: a flag that does not make a policy is not claimed to allow a
     const Setup t(Mode::WorkspaceWrite);
     const auto a = recorded({op("create", "/etc/x")});
     const Explanation e =
-        explain_run({"sbx", "run"}, kCommand, t.policy, a, t.env,
-                    [](const PolicyDelta&) -> CanonicalPolicy { throw Error("--writable-root: /etc: refused"); });
+        explain_run({{"sbx", "run"},
+                     kCommand,
+                     t.policy,
+                     t.env,
+                     [](const PolicyDelta&) -> CanonicalPolicy { throw Error("--writable-root: /etc: refused"); }},
+                    a);
     CHECK(e.argv.empty());
     CHECK(e.allowed == 0);
     REQUIRE(e.not_suggested.size() == 1);
