@@ -320,6 +320,28 @@ int report(const RunArgs& args, const RunReport& r) {
     return r.result.exit_code;
 }
 
+// Refused before anything ran: the one line, and for --json and --events
+// the result all the same (nothing ran: sandbox and duration_ms null;
+// `approval` says what was asked and who refused).
+int report_refusal(const RunArgs& args, const approval::Orchestrated& o, RunReport& r) {
+    write_all(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
+    r.ran = false;
+    r.result.exit_code = o.refused_exit.value_or(125);
+    r.result.caps = args.caps;
+    r.approval = o.approval;
+    report(args, r);
+    return r.result.exit_code;
+}
+
+// Text mode's line on a retry without the sandbox, run or refused.
+void say_retry(const approval::Orchestrated& o, const CanonicalPolicy& policy) {
+    const auto lifted = approval::lifted_restriction(policy);
+    if (o.escalated && o.attempts > 1)
+        write_all(STDERR_FILENO, fmt::format("sbx: ran the command again without {}, as approved\n", lifted));
+    if (!o.retry_refusal.empty())
+        write_all(STDERR_FILENO, fmt::format("sbx: not run again without {}: {}\n", lifted, o.retry_refusal));
+}
+
 // argv[0] as the command will find it: through the PATH it gets (sbx's, or
 // --env's, or the default without one), from its cwd; absolute, symlinks
 // resolved.  "" when nothing is found (the attempt then reports 127).
@@ -415,24 +437,10 @@ int run_and_report(const RunArgs& args, bool& reported) {
     r.cwd = args.command.cwd;
     r.policy = runner.policy();
     if (o.refused_exit || !last) {
-        // Refused before anything ran: the one line, and for --json and
-        // --events the result all the same (nothing ran: sandbox and
-        // duration_ms null; `approval` says what was asked and who refused).
-        write_all(STDERR_FILENO, fmt::format("sbx: {}\n", o.refusal_message.empty() ? "refused" : o.refusal_message));
-        r.ran = false;
-        r.result.exit_code = o.refused_exit.value_or(125);
-        r.result.caps = args.caps;
-        r.approval = o.approval;
         reported = true;
-        report(args, r);
-        return r.result.exit_code;
+        return report_refusal(args, o, r);
     }
-
-    const auto lifted = approval::lifted_restriction(runner.policy());
-    if (args.format == OutputFormat::Text && o.escalated && o.attempts > 1)
-        write_all(STDERR_FILENO, fmt::format("sbx: ran the command again without {}, as approved\n", lifted));
-    if (args.format == OutputFormat::Text && !o.retry_refusal.empty())
-        write_all(STDERR_FILENO, fmt::format("sbx: not run again without {}: {}\n", lifted, o.retry_refusal));
+    if (args.format == OutputFormat::Text) say_retry(o, runner.policy());
 
     r.sandbox = last->plan.sandbox;
     r.result = std::move(last->result);
