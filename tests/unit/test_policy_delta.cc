@@ -112,6 +112,7 @@ TEST_CASE("policy delta: a fix's flags read back by sbx's parser make the policy
         PolicyDelta{.network = Network::Limited},
         PolicyDelta{.read_only = {"/srv/cache"}},
         PolicyDelta{.allow_domains = {"pkg.dev"}},
+        PolicyDelta{.mode = Mode::WorkspaceWrite, .git_write = true},
         PolicyDelta{.mode = Mode::WorkspaceWrite,
                     .network = Network::Full,
                     .writable_roots = {"/opt/data", "/srv"},
@@ -129,6 +130,16 @@ TEST_CASE("policy delta: a fix's flags read back by sbx's parser make the policy
     PolicyInput in = parsed({"-p", "read-only"});
     apply(PolicyDelta{.mode = Mode::WorkspaceWrite, .writable_roots = {"/etc"}}, in);
     CHECK(to_json(resolve(in, env)) == to_json(resolve(parsed({"-p", "workspace-write", "-w", "/etc"}), env)));
+}
+
+TEST_CASE("policy delta: --git-write, the one flag without a value") {
+    const PolicyDelta d = merged(
+        {PolicyDelta{.git_write = true}, PolicyDelta{.writable_roots = {"/srv"}}, PolicyDelta{.git_write = true}});
+    CHECK(d == PolicyDelta{.writable_roots = {"/srv"}, .git_write = true});
+    CHECK(flags_text(d) == "-w /srv --git-write");
+    PolicyInput in;
+    apply(d, in);
+    CHECK(in.git_write == true);
 }
 
 TEST_CASE("policy delta: the fixes of denials, rendered and read back") {
