@@ -556,23 +556,23 @@ struct DenyPlan {
     std::size_t skeleton = 0;        // with holes: its skeleton in Covers
 };
 
-}  // namespace
+// Step 2: the writable roots that exist, parents before children, each with
+// a detached clone (none for "/").
+struct RootClones {
+    std::vector<ProtectedPaths::Root> found;  // as the host opened them
+    std::vector<std::string> paths;
+    std::vector<Fd> trees;
+};
 
-std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
-    make_mounts_private();
-    if (!policy.reads_root()) enter_entries_root(policy);
-
-    // "/" writable (root:write narrowed by other entries): the view stays
-    // writable, with its carve-outs, covers and protected names.
-    const bool root_writable = std::any_of(policy.writable.begin(), policy.writable.end(),
-                                           [](const WritableRoot& r) { return r.path == "/"; });
+RootClones clone_writable_roots(const ProtectedPaths& protect) {
     // The writable roots that exist, parents before children, each cloned
     // from what the host opened (checked again) while it is still writable.
-    std::vector<ProtectedPaths::Root> found = protect.roots();
+    RootClones out{protect.roots(), {}, {}};
+    auto& found = out.found;
     std::stable_sort(found.begin(), found.end(),
                      [](const auto& a, const auto& b) { return a.path.size() < b.path.size(); });
-    std::vector<std::string> roots;
-    std::vector<Fd> trees;
+    auto& roots = out.paths;
+    auto& trees = out.trees;
     roots.reserve(found.size());
     trees.reserve(found.size());
     for (const auto& root : found) {
@@ -589,14 +589,18 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
         if (::fstat(at.get(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
             set_readonly(trees.back().get(), "", AT_EMPTY_PATH);
     }
+    return out;
+}
 
+// Step 4's plan (made before the view is read-only, from the host's paths),
+// on roots and protected_paths, which it refers to.
+Pins plan_pins(const CanonicalPolicy& policy, const ProtectedPaths& protect, const std::vector<std::string>& roots,
+               const std::vector<std::string>& protected_paths) {
     // What must hold still besides the roots and protected paths: the
     // directories between a writable root and a nested root, and every
     // directory and symlink from a root down to a protected path below its
     // top (a gitdir in sub/gd, `.codex -> sub/cfg`, `gitdir: link/gd`, a
     // carve-out docs/api, a denied path).
-    std::vector<std::string> protected_paths;
-    for (const auto& entry : protect.entries()) protected_paths.push_back(entry.path);
     Pins pins{roots, protected_paths, {}};
     for (const auto& root : roots) pins.between(root);
     for (const auto& entry : protect.entries()) {
@@ -617,7 +621,16 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
         struct stat st {};
         if (path != "/" && ::lstat(path.c_str(), &st) == 0) pins.between(path);
     }
+    return pins;
+}
 
+// Step 3: the whole tree read-only (unless "/" is writable), with the
+// sandbox's own terminals and /dev/shm.
+void make_view_read_only(const CanonicalPolicy& policy) {
+    // "/" writable (root:write narrowed by other entries): the view stays
+    // writable, with its carve-outs, covers and protected names.
+    const bool root_writable = std::any_of(policy.writable.begin(), policy.writable.end(),
+                                           [](const WritableRoot& r) { return r.path == "/"; });
     // The sandbox's own /dev/shm (CanonicalPolicy::private_dev_shm): without the root the
     // view has it already (root_view.h), kept writable here; with the root,
     // a fresh one goes over the host's.
@@ -635,7 +648,11 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
         if (!at.valid()) changed("/dev/shm");
         attach_at(private_shm, at, "", "/dev/shm");
     }
+}
 
+// Step 4: the roots' clones and the pins, parents first.
+void attach_roots_and_pins(const RootClones& clones, const Pins& pins) {
+    const std::vector<std::string>& roots = clones.paths;
     // Roots and pins, parents first: a pin is taken from the root holding it.
     struct Step {
         const std::string* path;
@@ -645,26 +662,31 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
     std::vector<Step> steps;
     steps.reserve(roots.size() + pins.list.size());
     for (std::size_t i = 0; i < roots.size(); ++i)
-        if (trees[i].valid()) steps.push_back({&roots[i], i, false});
+        if (clones.trees[i].valid()) steps.push_back({&roots[i], i, false});
     for (const auto& pin : pins.list) steps.push_back({&pin.path, roots.size(), pin.link});
     std::stable_sort(steps.begin(), steps.end(),
                      [](const Step& a, const Step& b) { return a.path->size() < b.path->size(); });
     for (const auto& step : steps) {
         if (step.tree < roots.size()) {
-            attach_at(trees[step.tree], reopen(*step.path, found[step.tree].id, O_PATH), "", *step.path);
+            attach_at(clones.trees[step.tree], reopen(*step.path, clones.found[step.tree].id, O_PATH), "", *step.path);
         } else if (step.link) {
             pin_symlink(open_parent(*step.path), base_name(*step.path), *step.path);
         } else {
             pin_directory(*step.path);
         }
     }
+}
 
+// Step 6's plan: each denied path that exists and is not hidden already,
+// with the holes writable roots make in it (their skeletons added to
+// skeletons).
+std::vector<DenyPlan> plan_denials(const CanonicalPolicy& policy, const ProtectedPaths& protect,
+                                   const std::vector<std::string>& roots, std::vector<Covers::Skeleton>& skeletons) {
     // The denied paths that exist, parents first; one below a denied
     // directory is hidden already, unless it lies in a hole of it.
     std::vector<std::string> denied = policy.denied;
     std::stable_sort(denied.begin(), denied.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
     std::vector<DenyPlan> plans;
-    std::vector<Covers::Skeleton> skeletons;
     for (const auto& path : denied) {
         if (path == "/")
             fail(kStep, "a deny entry for / would hide the whole filesystem",
@@ -710,12 +732,13 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
         }
         plans.push_back(std::move(plan));
     }
+    return plans;
+}
 
-    const bool any_placeholder = std::any_of(protect.entries().begin(), protect.entries().end(),
-                                             [](const auto& e) { return e.placeholder && !e.legacy; });
-    std::optional<Covers> covers;
-    if (any_placeholder || !plans.empty()) covers.emplace(skeletons);
-
+// Step 5: each protected path bound read-only (or, under git_write, a git
+// view), each placeholder covered.
+std::vector<GitView> protect_entries(const CanonicalPolicy& policy, const ProtectedPaths& protect,
+                                     const std::vector<std::string>& roots, std::optional<Covers>& covers) {
     // Each parent directory opened (and checked) once: the protected names of
     // a root share it.
     std::vector<std::pair<std::string, Fd>> parents;
@@ -740,7 +763,7 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
             if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_our_placeholder(st))
                 fail(kStep, "the placeholder " + entry.path + " changed while the sandbox was set up",
                      "retry the command");
-            const bool deny = std::find(denied.begin(), denied.end(), entry.path) != denied.end();
+            const bool deny = std::find(policy.denied.begin(), policy.denied.end(), entry.path) != policy.denied.end();
             cover_at(*covers, deny ? Covers::kDenyDir : Covers::kEmpty, dir, name, entry.path);
         } else if (policy.git_write && name == ".git" && GitView::is_repository(dir, name)) {
             git_views.emplace_back(dir, name, entry.path);
@@ -748,7 +771,12 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
             protect_existing(dir, entry.path, roots);
         }
     }
+    return git_views;
+}
 
+// Step 6: the covers of the denied paths.
+void cover_denials(const std::vector<DenyPlan>& plans, const RootClones& clones, std::optional<Covers>& covers) {
+    const std::vector<std::string>& roots = clones.paths;
     // The covers of the denied paths, parents first; a hole is cloned (with
     // what protects it) before its denied directory is covered, and attached
     // back on the skeleton.
@@ -765,7 +793,7 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
         }
         std::vector<Fd> holes;
         for (const std::size_t h : plan.holes)
-            holes.push_back(clone_at(reopen(roots[h], found[h].id, O_PATH), "", roots[h], AT_RECURSIVE));
+            holes.push_back(clone_at(reopen(roots[h], clones.found[h].id, O_PATH), "", roots[h], AT_RECURSIVE));
         cover_at(*covers, Covers::skeleton(plan.skeleton), parent, name, plan.path);
         for (std::size_t i = 0; i < holes.size(); ++i) {
             const std::string& hole = roots[plan.holes[i]];
@@ -774,6 +802,27 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
             attach_at(holes[i], at, "", hole);
         }
     }
+}
+
+}  // namespace
+
+std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const ProtectedPaths& protect) {
+    make_mounts_private();  // step 1
+    if (!policy.reads_root()) enter_entries_root(policy);
+    const RootClones clones = clone_writable_roots(protect);
+    std::vector<std::string> protected_paths;
+    for (const auto& entry : protect.entries()) protected_paths.push_back(entry.path);
+    const Pins pins = plan_pins(policy, protect, clones.paths, protected_paths);
+    make_view_read_only(policy);
+    attach_roots_and_pins(clones, pins);
+    std::vector<Covers::Skeleton> skeletons;
+    const std::vector<DenyPlan> plans = plan_denials(policy, protect, clones.paths, skeletons);
+    const bool any_placeholder = std::any_of(protect.entries().begin(), protect.entries().end(),
+                                             [](const auto& e) { return e.placeholder && !e.legacy; });
+    std::optional<Covers> covers;
+    if (any_placeholder || !plans.empty()) covers.emplace(skeletons);
+    std::vector<GitView> git_views = protect_entries(policy, protect, clones.paths, covers);
+    cover_denials(plans, clones, covers);
     return git_views;
 }
 

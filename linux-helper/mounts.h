@@ -15,9 +15,10 @@
 //      a readable "/", the root is replaced by one holding only the entries
 //      (root_view.h);
 //   2. a detached clone of each writable root is taken while it is still
-//      writable;
+//      writable (clone_writable_roots);
 //   3. the whole tree is made read-only in one mount_setattr call (skipped
-//      when "/" itself is writable: root:write narrowed by other entries);
+//      when "/" itself is writable: root:write narrowed by other entries;
+//      make_view_read_only);
 //   4. the clones are attached back over their paths, so submounts of a
 //      writable root (a tmpfs /tmp) come back as they were; with them,
 //      parents first, the pins: every directory between a writable root and
@@ -25,21 +26,24 @@
 //      path from a root down to a protected path below its top (`gitdir:
 //      sub/gd`, `.codex -> link/cfg`, a carve-out docs/api) is mounted on
 //      itself (still writable), so that it cannot be renamed or removed
-//      (EBUSY) and recreated;
+//      (EBUSY) and recreated (plan_pins, attach_roots_and_pins);
 //   5. every protected path is bound read-only on top of itself; a placeholder
 //      is covered by a read-only empty directory of mode 0555 (or 0000 where
-//      the path is denied) from a small private tmpfs made once (Masks); a
+//      the path is denied) from a small private tmpfs made once (Covers); a
 //      symlink (a user's `.codex -> elsewhere`) is pinned by a mount on the
 //      link itself (open_tree without following it), so that it can be
 //      neither removed, renamed nor replaced, and its target is bound
 //      read-only too (a dangling one is pinned as it is, unless what it names
-//      could be created in a writable root: refused);
+//      could be created in a writable root: refused); under git_write a
+//      repository's .git gets the git view instead (git_view.h;
+//      protect_entries);
 //   6. every denied path that exists is covered, parents first: a directory
 //      by an empty read-only directory of mode 0000, a file (or any other
 //      non-directory) by an empty read-only file of mode 0000.  A denied
 //      directory with writable roots below it (holes) is covered instead by
 //      a read-only skeleton of mode-0111 directories leading to each hole,
-//      and each hole, cloned before the cover, is attached back there.
+//      and each hole, cloned before the cover, is attached back there
+//      (plan_denials, which opens each in the view, then cover_denials).
 //
 // No path is resolved again by name: the host opens each root and each
 // protected path's directory once (openat2 RESOLVE_NO_SYMLINKS); pid 1 opens
