@@ -4,9 +4,9 @@
 # Every place git executes or takes its configuration from is an attack on the
 # person who runs git on the host after the sandboxed command: a hook (also
 # where hooks/ is missing), the config (core.hooksPath, core.fsmonitor, filter
-# and diff drivers, include.path; the config is also where every other command
-# git runs is named: core.sshCommand, core.pager, core.editor, aliases with !,
-# credential helpers, gpg.program), a config.worktree, a commondir that sends
+# and diff drivers, include.path, includeIf, core.sshCommand, credential
+# helpers; the config is also where every other command git runs is named:
+# core.pager, core.editor, aliases with !, gpg.program), a config.worktree, a commondir that sends
 # git to a directory the command filled, info/attributes,
 # objects/info/alternates, the same in a linked worktree's gitdir and its
 # common directory and in a submodule's gitdir (.git/modules/NAME), and a
@@ -51,14 +51,17 @@ mkrepo() {
     git init -q -b main "$1" && echo one >"$1/f" && git -C "$1" add f && git -C "$1" commit -q -m one
 }
 
-# What the host's git runs when someone works in DIR (status, diff, add and
-# commit), told in one line: "nothing planted ran", "planted code ran", or
+# What the host's git runs when someone works in DIR (status, diff, an ssh
+# fetch, a credential, add and commit), told in one line: "nothing planted ran", "planted code ran", or
 # "git failed" (which proves nothing either way).
 host_git() {
     rm -f "$marker"
     echo more >>"$1/f"
     git -C "$1" status >/dev/null 2>&1
     git -C "$1" diff >/dev/null 2>&1
+    # A fetch over ssh (core.sshCommand) and a credential asked for (its helpers).
+    GIT_TERMINAL_PROMPT=0 git -C "$1" ls-remote ssh://sbx.invalid/r >/dev/null 2>&1
+    printf 'protocol=https\nhost=sbx.invalid\n\n' | GIT_TERMINAL_PROMPT=0 git -C "$1" credential fill >/dev/null 2>&1
     if ! git -C "$1" add f >/dev/null 2>&1 || ! git -C "$1" commit -q -m host >/dev/null 2>&1; then
         echo "git failed"
     elif [ -e "$marker" ]; then
@@ -91,6 +94,9 @@ attacks[config-hookspath]='mkdir -p evilhooks && printf "%s\n" "$HOOK" >evilhook
 attacks[config-fsmonitor]='git config -f "$1/config" core.fsmonitor "touch $MARKER; false"'
 attacks[config-filter]='echo "f filter=evil" >.gitattributes && git config -f "$1/config" filter.evil.clean "touch $MARKER; cat"'
 attacks[config-diff-textconv]='echo "f diff=evil" >.gitattributes && git config -f "$1/config" diff.evil.textconv "touch $MARKER; cat"'
+attacks[config-includeif]='printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >evil.cfg && git config -f "$1/config" "includeIf.gitdir:/.path" "$PWD/evil.cfg"'
+attacks[config-sshcommand]='git config -f "$1/config" core.sshCommand "touch $MARKER; false"'
+attacks[config-credential]='git config -f "$1/config" credential.helper "!touch $MARKER; false"'
 attacks[config-include]='printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >evil.cfg && git config -f "$1/config" include.path "$PWD/evil.cfg"'
 attacks[config-worktree]='git config -f "$1/config" extensions.worktreeConfig true; printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >"$1/config.worktree"'
 attacks[commondir]='mkdir -p evil; cp -R "$1/objects" "$1/refs" "$1/HEAD" evil/ 2>/dev/null; printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$MARKER" >evil/config; echo "$PWD/evil" >"$1/commondir"'
@@ -124,7 +130,8 @@ runs_code() { [ "$1" != alternates ]; }
 # The attacks on a main repository's .git, and a fresh repository for one:
 # fresh_repo NAME DIR.
 main_attacks="hook missing-hooks-dir config-hookspath config-fsmonitor config-filter config-diff-textconv
-    config-include config-worktree commondir info-attributes gitlink alternates"
+    config-include config-includeif config-sshcommand config-credential config-worktree commondir info-attributes
+    gitlink alternates"
 fresh_repo() {
     mkrepo "$2" && if [ "$1" = missing-hooks-dir ]; then rm -rf "$2/.git/hooks"; fi
 }
