@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "fd.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "fd.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

@@ -32,7 +32,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "fd.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "fd.h"
 #include "mounts.h"
 #include "util.h"
+#include "util/fd.h"
 #include "util/landlock_abi.h"
 
 namespace sbx::helper {

@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "fd.h"
 #include "sbx_config.h"
 #include "util.h"
 #include "util/apparmor_userns.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 namespace {

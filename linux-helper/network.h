@@ -22,8 +22,8 @@
 #include <span>
 #include <string>
 
-#include "fd.h"
 #include "transparent.h"
+#include "util/fd.h"
 
 struct seccomp_notif;
 

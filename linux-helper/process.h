@@ -15,10 +15,10 @@
 #include <functional>
 #include <optional>
 
-#include "fd.h"
 #include "inherited_fds.h"
 #include "namespaces.h"
 #include "status.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

@@ -96,10 +96,10 @@
 #include <set>
 #include <string>
 
-#include "fd.h"
 #include "network.h"
 #include "policy/policy.h"
 #include "status.h"
+#include "util/fd.h"
 
 struct seccomp_notif;
 

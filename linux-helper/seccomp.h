@@ -24,8 +24,8 @@
 // would otherwise be reachable.
 #pragma once
 
-#include "fd.h"
 #include "policy/policy.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

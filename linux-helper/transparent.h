@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fd.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

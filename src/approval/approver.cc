@@ -18,7 +18,6 @@
 
 #include <fmt/core.h>
 
-#include "approval/posix.h"
 #include "exec/process.h"
 #include "exec/spawn.h"
 #include "util/error.h"
@@ -30,7 +29,6 @@ namespace sbx::approval {
 namespace {
 
 using nlohmann::json;
-using posix::Fd;
 
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 

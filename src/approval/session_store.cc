@@ -13,8 +13,8 @@
 
 #include <fmt/core.h>
 
-#include "approval/posix.h"
 #include "util/error.h"
+#include "util/fd.h"
 #include "util/path.h"
 #include "util/private_dirs.h"
 
@@ -22,7 +22,18 @@ namespace sbx::approval {
 namespace {
 
 using nlohmann::json;
-using posix::Fd;
+
+// Holds flock(LOCK_EX) on an open file until destroyed.
+class FileLock {
+public:
+    explicit FileLock(int fd) : fd_(fd) {}
+    FileLock(const FileLock&) = delete;
+    FileLock& operator=(const FileLock&) = delete;
+    ~FileLock() { ::flock(fd_, LOCK_UN); }
+
+private:
+    int fd_;
+};
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -137,7 +148,7 @@ void FileSessionStore::add(const ApprovalKey& key) {
     while (::flock(lock_fd.get(), LOCK_EX) != 0) {
         if (errno != EINTR) throw Error(fmt::format("session lock {}: cannot lock: {}", lock_path_, errno_text(errno)));
     }
-    posix::FileLock held(lock_fd.get());
+    FileLock held(lock_fd.get());
 
     if (std::find(keys_.begin(), keys_.end(), key) == keys_.end()) keys_.push_back(key);
     auto keys = load_locked();

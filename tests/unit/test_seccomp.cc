@@ -49,7 +49,7 @@ int under_filter(Network network, const std::function<int()>& probe, bool privat
             sbx::CanonicalPolicy policy;
             policy.network = network;
             if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(202);
-            sbx::helper::Fd listener = sbx::helper::install_seccomp(policy, sbx::helper::Watch::None, false, terminals);
+            sbx::Fd listener = sbx::helper::install_seccomp(policy, sbx::helper::Watch::None, false, terminals);
             ::_exit(probe());
         } catch (...) {
             ::_exit(202);
