@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "util.h"
+#include "step_error.h"
 
 namespace sbx::helper {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "rlimits.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/pids_cgroup.h"
 
 namespace sbx::helper {

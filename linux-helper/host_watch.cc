@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "util.h"
+#include "step_error.h"
 #include "util/path.h"
 
 namespace sbx::helper {

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "mounts.h"
-#include "util.h"
+#include "step_error.h"
 
 namespace sbx::helper {
 namespace {

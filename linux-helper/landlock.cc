@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "mounts.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/fd.h"
 #include "util/landlock_abi.h"
 

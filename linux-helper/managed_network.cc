@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "network.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/fd_pass.h"
 #include "util/relay_threads.h"
 #include "util/splice_pump.h"

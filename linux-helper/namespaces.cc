@@ -12,7 +12,7 @@
 #include <cstdio>
 
 #include "sbx_config.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/apparmor_userns.h"
 #include "util/fd.h"
 

@@ -38,7 +38,7 @@
 #include <fmt/core.h>
 
 #include "seccomp_rules.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/fd_pass.h"
 
 namespace sbx::helper {

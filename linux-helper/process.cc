@@ -18,7 +18,7 @@
 
 #include "namespaces.h"
 #include "recorder.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/clone_stack.h"
 #include "util/fd_pass.h"
 

@@ -23,7 +23,7 @@
 #include <fmt/core.h>
 
 #include "seccomp_rules.h"
-#include "util.h"
+#include "step_error.h"
 #include "util/path.h"
 #include "walk.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "util.h"
+#include "step_error.h"
 
 namespace sbx::helper {
 namespace {

@@ -34,7 +34,7 @@
 #include <seccomp.h>
 
 #include "seccomp_rules.h"
-#include "util.h"
+#include "step_error.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util.h"
+#include "step_error.h"
 #include "util/path.h"
 
 namespace sbx::helper {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <thread>
 
-#include "util.h"
+#include "step_error.h"
 
 namespace sbx::helper {
 namespace {

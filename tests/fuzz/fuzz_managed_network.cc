@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "managed_network.h"
-#include "util.h"
+#include "step_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
