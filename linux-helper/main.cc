@@ -47,9 +47,12 @@
 #include "util/apparmor_userns.h"
 #include "util/landlock_abi.h"
 #include "util/path.h"
+#include "wire/helper_wire.h"
 
 namespace sbx::helper {
 namespace {
+
+namespace option = wire::option;
 
 constexpr const char* kUsage =
     "usage: codex-linux-sandbox --sandbox-policy-cwd DIR [--command-cwd DIR] "
@@ -180,20 +183,20 @@ struct OptionSpec {
     bool value;
 };
 constexpr OptionSpec kOptions[] = {
-    {"--sandbox-policy-cwd", Opt::PolicyCwd, true},
-    {"--command-cwd", Opt::CommandCwd, true},
-    {"--permission-profile", Opt::PermissionProfile, true},
-    {"--sandbox-policy", Opt::SandboxPolicy, true},
-    {"--managed-network", Opt::ManagedNetwork, true},
-    {"--transparent-tcp", Opt::TransparentTcp, false},
-    {"--use-legacy-landlock", Opt::LegacyLandlock, false},
-    {"--no-proc", Opt::NoProc, false},
-    {"--inherit-pid-namespace", Opt::InheritPid, false},
-    {"--status-fd", Opt::StatusFd, true},
-    {"--record-denials", Opt::RecordDenials, false},
-    {"--record-network", Opt::RecordNetwork, false},
-    {"--proxy-fd", Opt::ProxyFd, true},
-    {"--private-terminal", Opt::PrivateTerminal, false},
+    {option::kPolicyCwd, Opt::PolicyCwd, true},
+    {option::kCommandCwd, Opt::CommandCwd, true},
+    {option::kPermissionProfile, Opt::PermissionProfile, true},
+    {option::kSandboxPolicy, Opt::SandboxPolicy, true},
+    {option::kManagedNetwork, Opt::ManagedNetwork, true},
+    {option::kTransparentTcp, Opt::TransparentTcp, false},
+    {option::kLegacyLandlock, Opt::LegacyLandlock, false},
+    {option::kNoProc, Opt::NoProc, false},
+    {option::kInheritPidNamespace, Opt::InheritPid, false},
+    {option::kStatusFd, Opt::StatusFd, true},
+    {option::kRecordDenials, Opt::RecordDenials, false},
+    {option::kRecordNetwork, Opt::RecordNetwork, false},
+    {option::kProxyFd, Opt::ProxyFd, true},
+    {option::kPrivateTerminal, Opt::PrivateTerminal, false},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.

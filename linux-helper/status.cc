@@ -12,9 +12,12 @@
 
 #include "step_error.h"
 #include "util/path.h"
+#include "wire/helper_wire.h"
 
 namespace sbx::helper {
 namespace {
+
+namespace key = wire::status;
 
 // A path or argv that is not UTF-8 (an exec of /tmp/\xff) is reported with
 // U+FFFD in its place rather than aborting the helper (JSON holds UTF-8 only).
@@ -40,7 +43,7 @@ std::optional<Found> find_executable(const std::string& argv0) {
 
 void Status::use_fd(int fd) {
     if (fd < 0 || ::fcntl(fd, F_GETFD) < 0)
-        fail("arguments", "--status-fd " + std::to_string(fd) + ": not an open descriptor",
+        fail("arguments", std::string(wire::option::kStatusFd) + " " + std::to_string(fd) + ": not an open descriptor",
              "open it for writing before running the helper");
     fd_ = fd;
 }
@@ -54,23 +57,23 @@ void Status::emit(const std::string& json_line, std::string_view stderr_text) co
 }
 
 void Status::error(const std::exception& e) const {
-    nlohmann::json detail{{"message", e.what()}};
+    nlohmann::json detail{{key::kMessage, e.what()}};
     if (const auto* step = dynamic_cast<const StepError*>(&e)) {
-        detail["step"] = step->step;
-        detail["reason"] = step->reason;
-        if (!step->fix.empty()) detail["fix"] = step->fix;
+        detail[key::kStep] = step->step;
+        detail[key::kReason] = step->reason;
+        if (!step->fix.empty()) detail[key::kFix] = step->fix;
     }
-    emit(nlohmann::json{{"error", detail}}.dump(-1, ' ', false, kReplace), e.what());
+    emit(nlohmann::json{{key::kError, detail}}.dump(-1, ' ', false, kReplace), e.what());
 }
 
 void Status::exec_failed(char* const* argv, int err) const {
     const std::string argv0 = argv[0];
-    nlohmann::json detail{{"argv0", argv0}, {"errno", err}, {"error", std::strerror(err)}};
+    nlohmann::json detail{{key::kArgv0, argv0}, {key::kErrno, err}, {key::kErrorText, std::strerror(err)}};
     if (auto found = find_executable(argv0)) {
-        detail["path"] = found->path;
-        detail["mode"] = found->mode;
+        detail[key::kPath] = found->path;
+        detail[key::kMode] = found->mode;
     }
-    emit(nlohmann::json{{"exec_error", detail}}.dump(-1, ' ', false, kReplace),
+    emit(nlohmann::json{{key::kExecError, detail}}.dump(-1, ' ', false, kReplace),
          "exec " + argv0 + ": " + std::strerror(err));
 }
 
@@ -78,15 +81,17 @@ void Status::not_enforced(std::string_view reason, const std::vector<std::string
     std::string text = "note: ";
     text.append(reason).append("; not enforced: ");
     for (std::size_t i = 0; i < items.size(); ++i) text.append(i ? ", " : "").append(items[i]);
-    emit(nlohmann::json{{"not_enforced", {{"reason", reason}, {"items", items}}}}.dump(-1, ' ', false, kReplace), text);
+    emit(nlohmann::json{{key::kNotEnforced, {{key::kReason, reason}, {key::kItems, items}}}}.dump(-1, ' ', false,
+                                                                                                  kReplace),
+         text);
 }
 
 std::size_t Status::denied(std::string_view op, std::string_view path, std::string_view address, long pid,
                            std::string_view program) const {
-    nlohmann::json detail{{"op", op}, {"pid", pid}, {"program", program}};
-    if (!path.empty()) detail["path"] = path;
-    if (!address.empty()) detail["address"] = address;
-    const std::string line = nlohmann::json{{"denied", detail}}.dump(-1, ' ', false, kReplace);
+    nlohmann::json detail{{key::kOp, op}, {key::kPid, pid}, {key::kProgram, program}};
+    if (!path.empty()) detail[key::kPath] = path;
+    if (!address.empty()) detail[key::kAddress] = address;
+    const std::string line = nlohmann::json{{key::kDenied, detail}}.dump(-1, ' ', false, kReplace);
     std::string text = "denied ";
     text.append(op).append(" ").append(path.empty() ? address : path);
     emit(line, text);
@@ -103,7 +108,7 @@ std::size_t Status::room(std::size_t wanted) const {
 }
 
 void Status::denied_omitted(std::uint64_t count) const {
-    emit(nlohmann::json{{"denied_omitted", count}}.dump(), "denied " + std::to_string(count) + " more operations");
+    emit(nlohmann::json{{key::kDeniedOmitted, count}}.dump(), "denied " + std::to_string(count) + " more operations");
 }
 
 }  // namespace sbx::helper

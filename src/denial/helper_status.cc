@@ -8,7 +8,60 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "wire/helper_wire.h"
+
 namespace sbx {
+
+namespace {
+
+namespace key = wire::status;
+
+// The string at key in object, if it is one.
+std::optional<std::string> string_at(const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    if (it == object.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+}
+
+void read_exec_error(const nlohmann::json& x, HelperStatus& status) {
+    ExecFailure f;
+    f.argv0 = x.value(key::kArgv0, std::string());
+    f.err = x.value(key::kErrno, 0);
+    f.path = string_at(x, key::kPath);
+    if (x.contains(key::kMode) && x[key::kMode].is_number_unsigned()) f.mode = x[key::kMode].get<unsigned>();
+    status.exec = std::move(f);
+}
+
+void read_denied(const nlohmann::json& d, HelperStatus& status) {
+    RecordedDenial r;
+    r.op = d.value(key::kOp, std::string());
+    r.path = d.value(key::kPath, std::string());
+    r.address = d.value(key::kAddress, std::string());
+    r.pid = d.value(key::kPid, 0L);
+    r.program = d.value(key::kProgram, std::string());
+    if (!r.op.empty()) status.denied.push_back(std::move(r));
+}
+
+void read_not_enforced(const nlohmann::json& n, HelperStatus& status) {
+    status.not_enforced_reason = n.value(key::kReason, std::string());
+    if (n.contains(key::kItems) && n[key::kItems].is_array())
+        for (const auto& item : n[key::kItems])
+            if (item.is_string()) status.not_enforced.push_back(item.get<std::string>());
+}
+
+// One line of the report, into status.
+void read_line(const nlohmann::json& line, HelperStatus& status) {
+    if (auto e = line.find(key::kError); e != line.end() && e->is_object()) {
+        if (auto message = string_at(*e, key::kMessage)) status.error = std::move(message);
+    }
+    if (auto x = line.find(key::kExecError); x != line.end() && x->is_object()) read_exec_error(*x, status);
+    if (auto d = line.find(key::kDenied); d != line.end() && d->is_object()) read_denied(*d, status);
+    if (auto o = line.find(key::kDeniedOmitted); o != line.end() && o->is_number_unsigned())
+        status.denied_omitted += o->get<std::uint64_t>();
+    if (auto n = line.find(key::kNotEnforced); n != line.end() && n->is_object()) read_not_enforced(*n, status);
+}
+
+}  // namespace
 
 HelperStatus parse_helper_status(std::string_view report) {
     HelperStatus status;
@@ -18,36 +71,7 @@ HelperStatus parse_helper_status(std::string_view report) {
         if (end == std::string_view::npos) end = report.size();
         const nlohmann::json line = nlohmann::json::parse(report.substr(start, end - start), nullptr, false);
         start = end + 1;
-        if (!line.is_object()) continue;
-        if (auto e = line.find("error");
-            e != line.end() && e->is_object() && e->contains("message") && (*e)["message"].is_string()) {
-            status.error = (*e)["message"].get<std::string>();
-        }
-        if (auto x = line.find("exec_error"); x != line.end() && x->is_object()) {
-            ExecFailure f;
-            f.argv0 = x->value("argv0", std::string());
-            f.err = x->value("errno", 0);
-            if (x->contains("path") && (*x)["path"].is_string()) f.path = (*x)["path"].get<std::string>();
-            if (x->contains("mode") && (*x)["mode"].is_number_unsigned()) f.mode = (*x)["mode"].get<unsigned>();
-            status.exec = std::move(f);
-        }
-        if (auto d = line.find("denied"); d != line.end() && d->is_object()) {
-            RecordedDenial r;
-            r.op = d->value("op", std::string());
-            r.path = d->value("path", std::string());
-            r.address = d->value("address", std::string());
-            r.pid = d->value("pid", 0L);
-            r.program = d->value("program", std::string());
-            if (!r.op.empty()) status.denied.push_back(std::move(r));
-        }
-        if (auto o = line.find("denied_omitted"); o != line.end() && o->is_number_unsigned())
-            status.denied_omitted += o->get<std::uint64_t>();
-        if (auto n = line.find("not_enforced"); n != line.end() && n->is_object()) {
-            status.not_enforced_reason = n->value("reason", std::string());
-            if (n->contains("items") && (*n)["items"].is_array())
-                for (const auto& item : (*n)["items"])
-                    if (item.is_string()) status.not_enforced.push_back(item.get<std::string>());
-        }
+        if (line.is_object()) read_line(line, status);
     }
     return status;
 }

@@ -4,6 +4,7 @@
 
 #include "net/domain.h"
 #include "platform/seatbelt.h"
+#include "wire/helper_wire.h"
 
 namespace sbx {
 
@@ -18,21 +19,24 @@ const std::map<std::string, std::string>& no_network_retry_env() {
 
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
                                            const std::string& command_cwd, bool record_denials, bool private_terminal) {
-    std::vector<std::string> args{
-        helper,        "--sandbox-policy-cwd",         policy.workspace, "--command-cwd", command_cwd,
-        "--status-fd", std::to_string(kHelperStatusFd)};
+    namespace option = wire::option;
+    std::vector<std::string> args{helper};
+    args.insert(args.end(), {option::kPolicyCwd, policy.workspace});
+    args.insert(args.end(), {option::kCommandCwd, command_cwd});
+    args.insert(args.end(), {option::kStatusFd, std::to_string(kHelperStatusFd)});
     // Every denial recorded, or (cheap: only the network calls reach pid 1)
     // under restricted and limited each network attempt the sandbox refused,
     // with its destination.
-    if (record_denials) args.emplace_back("--record-denials");
-    else if (policy.network != Network::Full) args.emplace_back("--record-network");
+    if (record_denials) args.emplace_back(option::kRecordDenials);
+    else if (policy.network != Network::Full) args.emplace_back(option::kRecordNetwork);
     // sbx's relay: the controlling terminal is the pty sbx made for this
     // sandbox, which the command may resize (TIOCSWINSZ) as its own.
-    if (private_terminal) args.emplace_back("--private-terminal");
+    if (private_terminal) args.emplace_back(option::kPrivateTerminal);
     // By name: the proxy, and every TCP connect carried to it (transparent TCP:
     // programs that ignore the proxy variables reach allowed names too).
-    if (policy.by_name()) args.insert(args.end(), {"--proxy-fd", std::to_string(kHelperProxyFd), "--transparent-tcp"});
-    args.insert(args.end(), {"--sandbox-policy", to_json(policy).dump()});
+    if (policy.by_name())
+        args.insert(args.end(), {option::kProxyFd, std::to_string(kHelperProxyFd), option::kTransparentTcp});
+    args.insert(args.end(), {option::kSandboxPolicy, to_json(policy).dump()});
     return args;
 }
 

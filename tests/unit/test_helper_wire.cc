@@ -1,0 +1,100 @@
+// The wire between sbx and its helper (src/wire/helper_wire.h), each side
+// into the other: what the helper writes on --status-fd (linux-helper/status.cc)
+// is what sbx reads back (denial/helper_status.cc).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "denial/helper_status.h"
+#include "status.h"
+#include "step_error.h"
+
+using namespace sbx;
+
+namespace {
+
+// What the helper's Status writes through report, read back as sbx reads it.
+template <class Report>
+HelperStatus written_then_read(Report&& report) {
+    int pipe_fds[2];
+    REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+    Fd read_end(pipe_fds[0]);
+    {
+        Fd write_end(pipe_fds[1]);
+        helper::Status status;
+        status.use_fd(write_end.get());
+        report(status);
+    }
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    return parse_helper_status(text);
+}
+
+}  // namespace
+
+TEST_CASE("helper wire: a refusal, as step, reason and fix, reads back as its message") {
+    const HelperStatus s = written_then_read([](const helper::Status& status) {
+        status.error(helper::StepError("mounts", "cannot bind /x", "make /x a directory"));
+    });
+    REQUIRE(s.error);
+    CHECK(*s.error == "mounts: cannot bind /x; make /x a directory");
+    CHECK(!s.exec);
+    const HelperStatus plain =
+        written_then_read([](const helper::Status& status) { status.error(Error("something else")); });
+    CHECK(plain.error == "something else");
+}
+
+TEST_CASE("helper wire: an exec failure reads back with the file execvp found") {
+    char argv0[] = "/bin/sh";
+    char* argv[] = {argv0, nullptr};
+    const HelperStatus s = written_then_read([&](const helper::Status& status) { status.exec_failed(argv, EACCES); });
+    REQUIRE(s.exec);
+    CHECK(s.exec->argv0 == "/bin/sh");
+    CHECK(s.exec->err == EACCES);
+    CHECK(s.exec->path == "/bin/sh");
+    struct stat st {};
+    REQUIRE(::stat("/bin/sh", &st) == 0);
+    CHECK(s.exec->mode == static_cast<unsigned>(st.st_mode));
+
+    char missing0[] = "/nonexistent/sbx-wire-test";
+    char* missing[] = {missing0, nullptr};
+    const HelperStatus m =
+        written_then_read([&](const helper::Status& status) { status.exec_failed(missing, ENOENT); });
+    REQUIRE(m.exec);
+    CHECK(m.exec->err == ENOENT);
+    CHECK(!m.exec->path);
+    CHECK(!m.exec->mode);
+}
+
+TEST_CASE("helper wire: what is not enforced, the denials and the omitted count read back") {
+    const HelperStatus s = written_then_read([](const helper::Status& status) {
+        status.not_enforced("no user namespace", {"protected paths", "metadata changes"});
+        status.denied("write", "/etc/passwd", "", 42, "sh");
+        status.denied("connect", "", "1.2.3.4:443", 43, "curl");
+        status.denied_omitted(7);
+        status.denied_omitted(3);
+    });
+    CHECK(s.not_enforced_reason == "no user namespace");
+    CHECK(s.not_enforced == std::vector<std::string>{"protected paths", "metadata changes"});
+    REQUIRE(s.denied.size() == 2);
+    CHECK(s.denied[0].op == "write");
+    CHECK(s.denied[0].path == "/etc/passwd");
+    CHECK(s.denied[0].address.empty());
+    CHECK(s.denied[0].pid == 42);
+    CHECK(s.denied[0].program == "sh");
+    CHECK(s.denied[1].op == "connect");
+    CHECK(s.denied[1].path.empty());
+    CHECK(s.denied[1].address == "1.2.3.4:443");
+    CHECK(s.denied[1].pid == 43);
+    CHECK(s.denied[1].program == "curl");
+    CHECK(s.denied_omitted == 10);
+    CHECK(!s.error);
+    CHECK(!s.exec);
+}
