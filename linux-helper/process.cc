@@ -137,9 +137,7 @@ struct Pid1Start {
     int status_pipe;  // the write end of the reports to the helper
     const sigset_t& original_mask;
     Terminal terminal;
-    const std::function<void(bool)>& setup;
-    const PrepareCommand& prepare;
-    const std::function<void()>& abandoned;
+    const Pid1Hooks& hooks;
     const Command& command;
 };
 
@@ -167,7 +165,7 @@ struct CommandStart {
             ::tcsetpgrp(STDIN_FILENO, ::getpid());
         }
         ::sigprocmask(SIG_SETMASK, &s.original_mask, nullptr);
-        Fd listener = s.prepare();
+        Fd listener = s.hooks.prepare();
         if (listener.valid() && !send_fd(start.command_end, listener.get()))
             fail_errno("seccomp", "passing the listener to pid 1");
     } catch (const std::exception& e) {
@@ -221,11 +219,11 @@ bool helper_gone(int status_pipe) {
 // Pid 1 once the helper is gone (killed, say with SIGKILL by whoever ran it):
 // nobody waits for the command any more.  Every other process of the sandbox
 // is killed and reaped, then pid 1 does the helper's cleanup and ends.
-[[noreturn]] void end_abandoned(const std::function<void()>& abandoned) {
+[[noreturn]] void end_abandoned(const Pid1Hooks& hooks) {
     ::kill(-1, SIGKILL);  // all of the namespace but pid 1
     while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
     }
-    abandoned();
+    hooks.abandoned();
     ::_exit(125);
 }
 
@@ -235,8 +233,8 @@ bool helper_gone(int status_pipe) {
 // helper, for as long as it takes to clean up after it (end_abandoned).
 void enter_sandbox(const Pid1Start& s) {
     ::setpgid(0, 0);
-    if (helper_gone(s.status_pipe)) end_abandoned(s.abandoned);
-    s.setup(s.user);
+    if (helper_gone(s.status_pipe)) end_abandoned(s.hooks);
+    s.hooks.setup(s.user);
 }
 
 // Reaps pid 1's children: orphans as they come, and the command, whose end
@@ -284,7 +282,7 @@ void reap_children(const Pid1Start& s, const SignalRelay& signals, pid_t command
             if (errno == EINTR) continue;
             fail_errno("pid 1", "poll");
         }
-        if (fds[3].revents & POLLERR) end_abandoned(s.abandoned);
+        if (fds[3].revents & POLLERR) end_abandoned(s.hooks);
         if (fds[0].revents & POLLIN) signals.take([&] { reap_children(s, signals, command); });
         if (fds[1].revents & POLLIN) {
             Fd listener = receive_fd(handoff.get());
@@ -396,10 +394,8 @@ private:
 
 }  // namespace
 
-std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool)>& setup,
-                                  const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  OutputRelays& relays, const Command& command,
-                                  const std::function<void(pid_t)>& forked) {
+std::optional<int> run_under_pid1(const NamespaceRequest& request, const Pid1Hooks& hooks, OutputRelays& relays,
+                                  const Command& command) {
     const sigset_t watched = watched_signals();
     sigset_t original;
     if (::sigprocmask(SIG_BLOCK, &watched, &original) != 0) fail_errno("pid 1", "sigprocmask");
@@ -416,11 +412,11 @@ std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::fu
     }
     if (child.pid == 0) {
         status_read.reset();
-        pid1_main(Pid1Start{child.user, status_write.get(), original, terminal, setup, prepare, abandoned, command});
+        pid1_main(Pid1Start{child.user, status_write.get(), original, terminal, hooks, command});
     }
     status_write.reset();
     relays.close_write_ends();
-    if (forked) forked(child.pid);
+    if (hooks.forked) hooks.forked(child.pid);
     Pid1Watch pid1(child.pid, std::move(status_read), terminal, relays);
     pid1.wait();
     ::sigprocmask(SIG_SETMASK, &original, nullptr);

@@ -24,11 +24,6 @@ namespace sbx::helper {
 
 struct TransparentTcp;  // transparent.h
 
-// Applies the command process's own layers (cwd, capabilities,
-// no_new_privs, Landlock, seccomp, in that order) and returns the seccomp
-// listener (invalid when there is none).  Throws Error.
-using PrepareCommand = std::function<Fd()>;
-
 class Recorder;
 
 // The command to exec, and where a failure of the helper's is told.
@@ -43,23 +38,36 @@ struct Command {
     std::function<void()> ended;
 };
 
+// What run_under_pid1 runs at each stage, in the process named.
+struct Pid1Hooks {
+    // In pid 1, first: the sandbox's setup inside its namespaces (user id
+    // maps first when user, then mounts and a fresh /proc, loopback).
+    std::function<void(bool user)> setup;
+    // In the command's process, before it execs: its own layers (cwd,
+    // capabilities, no_new_privs, Landlock, seccomp, in that order,
+    // layers.h); returns the seccomp listener (invalid when there is none).
+    // Throws Error.
+    std::function<Fd()> prepare;
+    // In pid 1, should the helper die first (SIGKILL): the helper's cleanup,
+    // from inside the sandbox, once the rest of the sandbox is killed.
+    std::function<void()> abandoned;
+    // In the helper once pid 1 exists, with its pid, before anything can
+    // reap it (the bridge to Codex's proxy and the host watch start there,
+    // managed_network.h, host_watch.h: no thread before the fork).  May be
+    // empty.
+    std::function<void(pid_t pid1)> forked;
+};
+
 // Forks pid 1 into the namespaces of request (namespaces.h); pid 1 runs
-// setup (user id maps first, then mounts and a fresh /proc, loopback), then
-// forks the command, which runs prepare and execs argv.  Returns the
-// command's wait status (or pid 1's, when it failed before the command ran),
-// or nullopt, without forking, when user namespaces are unavailable.  Should
-// the helper die first (SIGKILL), pid 1 kills the rest of the sandbox, runs
-// abandoned (the helper's cleanup, from inside the sandbox) and ends.  While
-// the sandbox runs, the helper copies what the command writes to relays
-// (inherited_fds.h) to the caller's files, and the rest once it has ended.
-// forked, if given, runs in the helper once pid 1 exists, with its pid,
-// before anything can reap it (the bridge to Codex's proxy and the host
-// watch start there, managed_network.h, host_watch.h: no thread before the
-// fork).
-std::optional<int> run_under_pid1(const NamespaceRequest& request, const std::function<void(bool user)>& setup,
-                                  const PrepareCommand& prepare, const std::function<void()>& abandoned,
-                                  OutputRelays& relays, const Command& command,
-                                  const std::function<void(pid_t pid1)>& forked = {});
+// hooks.setup, then forks the command, which runs hooks.prepare and execs
+// argv.  Returns the command's wait status (or pid 1's, when it failed
+// before the command ran), or nullopt, without forking, when user namespaces
+// are unavailable.  Should the helper die first, pid 1 kills the rest of the
+// sandbox, runs hooks.abandoned and ends.  While the sandbox runs, the
+// helper copies what the command writes to relays (inherited_fds.h) to the
+// caller's files, and the rest once it has ended.
+std::optional<int> run_under_pid1(const NamespaceRequest& request, const Pid1Hooks& hooks, OutputRelays& relays,
+                                  const Command& command);
 
 // execvp, then exit 127 (not found) or 126 (cannot be executed), told
 // through command.status.

@@ -1,6 +1,7 @@
 // The wire between sbx and its helper (src/wire/helper_wire.h), each side
-// into the other: what the helper writes on --status-fd (linux-helper/status.cc)
-// is what sbx reads back (denial/helper_status.cc).
+// into the other: the argv sbx builds (platform/plan.cc) is what the helper
+// parses (linux-helper/args.cc), and what the helper writes on --status-fd
+// (linux-helper/status.cc) is what sbx reads back (denial/helper_status.cc).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,8 +11,12 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "args.h"
 #include "denial/helper_status.h"
+#include "fake_fs.h"
+#include "platform/plan.h"
 #include "status.h"
 #include "step_error.h"
 
@@ -37,7 +42,94 @@ HelperStatus written_then_read(Report&& report) {
     return parse_helper_status(text);
 }
 
+test::FakeFs machine() {
+    test::FakeFs fs;
+    fs.dir("/work/repo").dir("/work/repo/sub").dir("/tmp").dir("/dev/shm").file("/dev/null");
+    return fs;
+}
+
+CanonicalPolicy resolved(PolicyInput in) { return resolve(in, machine().env("/work/repo")); }
+
+// The argv sbx builds for a policy (the command after --), kept alive for
+// the Args the helper parses from it, which point into it.
+struct Argv {
+    std::vector<std::string> words;
+    std::vector<char*> pointers;
+};
+
+// What the helper parses of that argv, and the policy it reads back from it.
+struct Parsed {
+    helper::Args args;
+    CanonicalPolicy policy;
+};
+
+Parsed through_the_wire(const CanonicalPolicy& policy, bool record_denials, bool private_terminal, Argv& argv) {
+    argv.words = linux_helper_args(policy, "/usr/libexec/sbx/codex-linux-sandbox", "/work/repo/sub", record_denials,
+                                   private_terminal);
+    argv.words.insert(argv.words.end(), {"--", "make", "test"});
+    for (auto& word : argv.words) argv.pointers.push_back(word.data());
+    argv.pointers.push_back(nullptr);
+    Parsed out{helper::parse_args(static_cast<int>(argv.words.size()), argv.pointers.data()), {}};
+    REQUIRE(out.args.policy_json);
+    out.policy = parse_sandbox_policy_text(*out.args.policy_json, "--sandbox-policy", machine().env("/work/repo"));
+    return out;
+}
+
 }  // namespace
+
+TEST_CASE("helper wire: sbx's argv parses back into the same policy and options") {
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    in.limits.processes = 64;
+    const CanonicalPolicy policy = resolved(in);
+    for (const bool record : {false, true})
+        for (const bool terminal : {false, true}) {
+            Argv argv;
+            const Parsed p = through_the_wire(policy, record, terminal, argv);
+            CHECK(to_json(p.policy).dump() == to_json(policy).dump());
+            CHECK(p.args.policy_cwd == policy.workspace);
+            CHECK(p.args.command_cwd == "/work/repo/sub");
+            CHECK(p.args.status_fd == kHelperStatusFd);
+            CHECK(p.args.record_denials == record);
+            CHECK(p.args.record_network == !record);  // network restricted: each refusal recorded
+            CHECK(p.args.private_terminal == terminal);
+            CHECK(!p.args.proxy_fd);
+            CHECK(!p.args.transparent_tcp);
+            CHECK(!p.args.profile_json);
+            CHECK(!p.args.managed_network);
+            CHECK(!p.args.no_proc);
+            REQUIRE(p.args.command != nullptr);
+            CHECK(std::string(p.args.command[0]) == "make");
+            CHECK(std::string(p.args.command[1]) == "test");
+            CHECK(p.args.command[2] == nullptr);
+        }
+}
+
+TEST_CASE("helper wire: an allowlist's proxy descriptor and transparent TCP parse back") {
+    PolicyInput in;
+    in.mode = Mode::ReadOnly;
+    in.allow_domains.push_back({"example.com", "--allow-domain"});
+    const CanonicalPolicy policy = resolved(in);
+    REQUIRE(policy.by_name());
+    Argv argv;
+    const Parsed p = through_the_wire(policy, false, false, argv);
+    CHECK(to_json(p.policy).dump() == to_json(policy).dump());
+    CHECK(p.args.proxy_fd == kHelperProxyFd);
+    CHECK(p.args.transparent_tcp);
+    CHECK(p.args.record_network);
+}
+
+TEST_CASE("helper wire: under network full no connect is recorded") {
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    in.network = Network::Full;
+    const CanonicalPolicy policy = resolved(in);
+    Argv argv;
+    const Parsed p = through_the_wire(policy, false, false, argv);
+    CHECK(to_json(p.policy).dump() == to_json(policy).dump());
+    CHECK(!p.args.record_network);
+    CHECK(!p.args.record_denials);
+}
 
 TEST_CASE("helper wire: a refusal, as step, reason and fix, reads back as its message") {
     const HelperStatus s = written_then_read([](const helper::Status& status) {
