@@ -21,6 +21,7 @@
 
 #include "network.h"
 #include "step_error.h"
+#include "util/ascii.h"
 #include "util/fd_pass.h"
 #include "util/relay_threads.h"
 #include "util/splice_pump.h"
@@ -56,12 +57,6 @@ constexpr std::string_view kProxyVariables[] = {
     "DOCKER_HTTPS_PROXY",
 };
 
-bool same_ignoring_case(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
 std::string_view trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -69,9 +64,9 @@ std::string_view trim(std::string_view s) {
 }
 
 std::uint16_t default_port(std::string_view scheme) {
-    if (same_ignoring_case(scheme, "https")) return 443;
+    if (equal_ignoring_case(scheme, "https")) return 443;
     for (std::string_view socks : {"socks5", "socks5h", "socks4", "socks4a"})
-        if (same_ignoring_case(scheme, socks)) return 1080;
+        if (equal_ignoring_case(scheme, socks)) return 1080;
     return 80;
 }
 
@@ -113,7 +108,7 @@ ManagedNetwork parse_managed_network(std::string_view json) {
 
 bool is_proxy_variable(std::string_view name) {
     return std::any_of(std::begin(kProxyVariables), std::end(kProxyVariables),
-                       [&](std::string_view known) { return same_ignoring_case(name, known); });
+                       [&](std::string_view known) { return equal_ignoring_case(name, known); });
 }
 
 std::optional<std::uint16_t> loopback_proxy_port(std::string_view url) {
@@ -135,7 +130,7 @@ std::optional<std::uint16_t> loopback_proxy_port(std::string_view url) {
             return std::nullopt;
         port = static_cast<std::uint16_t>(value);
     }
-    if (host != "127.0.0.1" && !same_ignoring_case(host, "localhost")) return std::nullopt;
+    if (host != "127.0.0.1" && !equal_ignoring_case(host, "localhost")) return std::nullopt;
     return port ? *port : default_port(scheme);
 }
 
@@ -179,8 +174,8 @@ std::optional<std::uint16_t> socks_proxy_port(const std::vector<std::string_view
         const auto colon = value.find("://");
         if (colon == std::string_view::npos) continue;
         const std::string_view scheme = value.substr(0, colon);
-        if (!same_ignoring_case(scheme, "socks5h") && !same_ignoring_case(scheme, "socks5") &&
-            !same_ignoring_case(scheme, "socks"))
+        if (!equal_ignoring_case(scheme, "socks5h") && !equal_ignoring_case(scheme, "socks5") &&
+            !equal_ignoring_case(scheme, "socks"))
             continue;
         const auto port = loopback_proxy_port(value);
         if (port && std::find(ports.begin(), ports.end(), *port) != ports.end()) return port;

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "denial/fix.h"
+#include "util/ascii.h"
 #include "util/error.h"
 #include "util/escape.h"
 #include "util/fd.h"
@@ -249,8 +250,7 @@ std::string forwarded_headers(std::string_view headers) {
         headers = end == std::string_view::npos ? "" : headers.substr(end + 2);
         if (line.empty()) break;
         const std::string_view name = line.substr(0, line.find(':'));
-        std::string lower(name);
-        for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string lower = ascii_lower(name);
         if (lower == "proxy-connection" || lower == "proxy-authorization" || lower == "connection" ||
             lower == "keep-alive")
             continue;
@@ -517,9 +517,7 @@ void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     std::string path;
     if (tunnel) {
         target = parse_authority(uri, std::nullopt);
-    } else if (uri.size() > 7 && std::equal(uri.begin(), uri.begin() + 7, "http://", [](char a, char b) {
-                   return std::tolower(static_cast<unsigned char>(a)) == b;
-               })) {
+    } else if (uri.size() > 7 && equal_ignoring_case(uri.substr(0, 7), "http://")) {
         const std::string_view after = uri.substr(7);
         const auto slash = after.find_first_of("/?");
         target = parse_authority(after.substr(0, slash), 80);
