@@ -144,9 +144,8 @@ struct Pid1Start {
 // What the command process starts from (read-only to it).
 struct CommandStart {
     const Pid1Start* pid1;
-    int handoff;        // pid 1's end of the socketpair: closed in the command
-    int command_end;    // the command's end, for the seccomp listener
-    CloneStack* stack;  // ASan's view of the command's stack (empty without ASan)
+    int handoff;      // pid 1's end of the socketpair: closed in the command
+    int command_end;  // the command's end, for the seccomp listener
 };
 
 // The command process: never returns.  It leads a process group of its own,
@@ -177,7 +176,6 @@ struct CommandStart {
 
 int command_entry(void* arg) {
     const auto& start = *static_cast<const CommandStart*>(arg);
-    start.stack->in_child();
     ::close(start.handoff);  // the command's own fd table (no CLONE_FILES)
     command_main(start);
 }
@@ -196,15 +194,11 @@ pid_t start_command(const Pid1Start& s, int handoff, int command_end) {
     void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) fail_errno("pid 1", "mmap of the command's stack");
     if (::mprotect(stack, kGuard, PROT_NONE) != 0) fail_errno("pid 1", "mprotect of the command's stack guard");
-    CloneStack clone_stack(stack, kStack);
-    const CommandStart start{&s, handoff, command_end, &clone_stack};
-    clone_stack.before_clone();
+    const CommandStart start{&s, handoff, command_end};
     const bool answers_exec = s.command.recorder != nullptr && s.command.recorder->records_files();
     const int flags = answers_exec ? SIGCHLD : CLONE_VM | CLONE_VFORK | SIGCHLD;
-    const pid_t command =
-        ::clone(command_entry, static_cast<char*>(stack) + kStack, flags, const_cast<CommandStart*>(&start));
+    const pid_t command = clone_on_stack(stack, kStack, flags, command_entry, const_cast<CommandStart*>(&start));
     const int saved = errno;
-    clone_stack.after_clone();
     ::munmap(stack, kStack);  // the command has exec'd or exited, or has a copy of its own
     if (command < 0) fail_errno("pid 1", "clone of the command", {}, saved);
     return command;

@@ -22,18 +22,6 @@ namespace {
 // caller's (ASan's frames included).
 constexpr std::size_t kChildStack = 64 * 1024;
 
-struct Start {
-    int (*entry)(void*);
-    void* arg;
-    CloneStack* stack;  // ASan's view of the child's stack (empty without ASan)
-};
-
-int start_entry(void* p) {
-    const auto& start = *static_cast<const Start*>(p);
-    start.stack->in_child();
-    return start.entry(start.arg);
-}
-
 std::optional<siginfo_t> wait_pidfd(int pidfd, int options) {
     siginfo_t info{};
     while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, options) != 0) {
@@ -78,12 +66,8 @@ bool Child::take_stop() {
 
 Child spawn(const char* what, int (*entry)(void*), void* arg) {
     auto stack = std::make_unique_for_overwrite<char[]>(kChildStack);
-    CloneStack clone_stack(stack.get(), kChildStack);
-    Start start{entry, arg, &clone_stack};
-    clone_stack.before_clone();
-    const pid_t pid = ::clone(start_entry, stack.get() + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+    const pid_t pid = clone_on_stack(stack.get(), kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, entry, arg);
     const int saved = errno;
-    clone_stack.after_clone();
     if (pid < 0) throw Error(fmt::format("cannot start {}: clone: {}", what, std::strerror(saved)));
     Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) {
