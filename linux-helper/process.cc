@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -21,6 +20,8 @@
 #include "step_error.h"
 #include "util/clone_stack.h"
 #include "util/fd_pass.h"
+#include "util/signal_fd.h"
+#include "util/signal_set.h"
 
 namespace sbx::helper {
 namespace {
@@ -30,9 +31,7 @@ namespace {
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT};
 
 sigset_t watched_signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig : kForwarded) sigaddset(&set, sig);
+    sigset_t set = signal_set(kForwarded);
     sigaddset(&set, SIGCHLD);
     return set;
 }
@@ -75,12 +74,9 @@ Terminal terminal_at_start() {
 // continuing it.  A group continued in the background gets no terminal.
 void pass_terminal(pid_t group) {
     if (::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return;
-    sigset_t ttou, old;  // should the shell take it back meanwhile: no stop (and pid 1 ignores SIGTTOU)
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    ::sigprocmask(SIG_BLOCK, &ttou, &old);
+    // Should the shell take it back meanwhile: no stop (and pid 1 ignores SIGTTOU).
+    const BlockedSignals no_stop(signal_set({SIGTTOU}));
     ::tcsetpgrp(STDIN_FILENO, group);
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
 // The signals the helper and pid 1 each watch through a signalfd (the
@@ -90,8 +86,7 @@ void pass_terminal(pid_t group) {
 class SignalRelay {
 public:
     explicit SignalRelay(bool job_control) : job_control_(job_control) {
-        const sigset_t watched = watched_signals();
-        fd_ = Fd(::signalfd(-1, &watched, SFD_CLOEXEC));
+        fd_ = open_signalfd(watched_signals());
         if (!fd_.valid()) fail_errno("pid 1", "signalfd");
     }
     // Where forwarded signals go: target, or its process group (then the
@@ -115,13 +110,11 @@ public:
     // its foreground group directly).
     template <class OnChild>
     void take(OnChild&& on_child) const {
-        signalfd_siginfo info[8];
-        const ssize_t n = ::read(fd_.get(), info, sizeof info);
-        for (ssize_t i = 0; n > 0 && i < n / static_cast<ssize_t>(sizeof info[0]); ++i) {
-            const int sig = static_cast<int>(info[i].ssi_signo);
+        read_signals(fd_.get(), [&](const signalfd_siginfo& info) {
+            const int sig = static_cast<int>(info.ssi_signo);
             if (sig == SIGCHLD) on_child();
-            else if (info[i].ssi_code != SI_KERNEL) forward(sig);
-        }
+            else if (info.ssi_code != SI_KERNEL) forward(sig);
+        });
     }
 
 private:
@@ -157,9 +150,7 @@ struct CommandStart {
     try {
         ::setpgid(0, 0);
         if (s.terminal.foreground) {
-            sigset_t ttou;  // tcsetpgrp from a background group stops it otherwise
-            sigemptyset(&ttou);
-            sigaddset(&ttou, SIGTTOU);
+            const sigset_t ttou = signal_set({SIGTTOU});  // tcsetpgrp from a background group stops it otherwise
             ::sigprocmask(SIG_BLOCK, &ttou, nullptr);
             ::tcsetpgrp(STDIN_FILENO, ::getpid());
         }
@@ -430,9 +421,7 @@ void exit_like(int status) {
         rlimit no_core{0, 0};
         ::setrlimit(RLIMIT_CORE, &no_core);
         ::signal(sig, SIG_DFL);
-        sigset_t only;
-        sigemptyset(&only);
-        sigaddset(&only, sig);
+        const sigset_t only = signal_set({sig});
         ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
         ::raise(sig);
         ::_exit(128 + sig);

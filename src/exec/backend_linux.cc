@@ -3,7 +3,6 @@
 // deadline, splice, big pipes, a child subreaper, close_range.
 #include <fcntl.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +16,8 @@
 
 #include "exec/backend.h"
 #include "util/error.h"
+#include "util/signal_fd.h"
+#include "util/signal_set.h"
 
 namespace sbx::exec {
 
@@ -32,9 +33,7 @@ constexpr std::array kWatched{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT, SIGCHLD
 // the signalfd tells of it); SIGCHLD is made default so that the child is
 // not auto-reaped.
 SignalWatch::SignalWatch(bool terminal) : terminal_(terminal) {
-    sigset_t block;
-    sigemptyset(&block);
-    for (int s : kWatched) sigaddset(&block, s);
+    sigset_t block = signal_set(kWatched);
     if (terminal) {
         sigaddset(&block, SIGWINCH);
         sigaddset(&block, SIGTSTP);
@@ -49,7 +48,7 @@ SignalWatch::SignalWatch(bool terminal) : terminal_(terminal) {
     dfl.sa_handler = SIG_DFL;
     ::sigaction(SIGCHLD, &dfl, &old_actions_[1]);
     sigdelset(&block, SIGTTOU);
-    fd_ = Fd(::signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK));
+    fd_ = open_signalfd(block, SFD_NONBLOCK);
     if (!fd_.valid()) {
         const int err = errno;
         ::sigaction(SIGCHLD, &old_actions_[1], nullptr);
@@ -67,9 +66,14 @@ SignalWatch::~SignalWatch() {
 }
 
 std::optional<SignalEvent> SignalWatch::next() {
-    signalfd_siginfo si{};
-    if (::read(fd_.get(), &si, sizeof si) != static_cast<ssize_t>(sizeof si)) return std::nullopt;
-    return SignalEvent{static_cast<int>(si.ssi_signo), si.ssi_signo == SIGCONT && si.ssi_code == SI_TIMER};
+    std::optional<SignalEvent> event;
+    read_signals(
+        fd_.get(),
+        [&](const signalfd_siginfo& si) {
+            event = SignalEvent{static_cast<int>(si.ssi_signo), si.ssi_signo == SIGCONT && si.ssi_code == SI_TIMER};
+        },
+        1);
+    return event;
 }
 
 // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux), as the timer's.
@@ -98,9 +102,7 @@ bool WakeTimer::at(std::chrono::steady_clock::time_point t) {
 // once with its default action.
 void stop_self(bool whole_job) {
     ::kill(whole_job ? 0 : ::getpid(), SIGTSTP);
-    sigset_t tstp;
-    sigemptyset(&tstp);
-    sigaddset(&tstp, SIGTSTP);
+    const sigset_t tstp = signal_set({SIGTSTP});
     ::sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
     ::sigprocmask(SIG_BLOCK, &tstp, nullptr);
 }

@@ -19,6 +19,7 @@
 
 #include "exec/backend.h"
 #include "util/error.h"
+#include "util/signal_set.h"
 
 namespace sbx::exec {
 
@@ -60,9 +61,7 @@ SignalWatch::SignalWatch(bool terminal) : terminal_(terminal) {
     write_end_ = Fd(fds[1]);
     if (!set_flags(fds[0]) || !set_flags(fds[1]))
         throw Error(fmt::format("cannot set up the signals' pipe: {}", std::strerror(errno)));
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTTOU);
+    const sigset_t block = signal_set({SIGTTOU});
     if (::sigprocmask(SIG_BLOCK, &block, &old_mask_) != 0)
         throw Error(fmt::format("cannot block signals: {}", std::strerror(errno)));
     g_signal_pipe = write_end_.get();
