@@ -5,15 +5,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <mutex>
-#include <set>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -23,6 +20,7 @@
 #include "step_error.h"
 #include "util/ascii.h"
 #include "util/fd_pass.h"
+#include "util/relay_server.h"
 #include "util/relay_threads.h"
 #include "util/splice_pump.h"
 
@@ -186,11 +184,9 @@ std::optional<std::uint16_t> socks_proxy_port(const std::vector<std::string_view
 struct ProxyBridge::State {
     std::vector<std::uint16_t> ports;
     RelayCap cap;
-    Fd ours, theirs;   // the socket pair: ours receives the listeners
-    Fd stop, stopper;  // a pipe: its write end closed when the helper ends
-    std::mutex mutex;
-    std::set<int> open;  // the live connections' sockets, shut down at the end
-    bool stopping = false;
+    Fd ours, theirs;              // the socket pair: ours receives the listeners
+    Fd stop, stopper;             // a pipe: its write end closed when the helper ends
+    LiveConnections connections;  // shut down at the end
 
     void run();
     void relay(Fd client, std::uint16_t port);
@@ -218,16 +214,10 @@ void ProxyBridge::State::relay(Fd client, std::uint16_t port) {
     Fd upstream = connect_host_loopback(port);
     if (!upstream.valid()) return;  // no proxy there: the command's connection closes
     tune_loopback_leg(client.get());
-    {
-        std::lock_guard lock(mutex);
-        if (stopping) return;
-        open.insert(client.get());
-        open.insert(upstream.get());
-    }
-    splice_both_ways(client.get(), upstream.get());
-    std::lock_guard lock(mutex);
-    open.erase(client.get());
-    open.erase(upstream.get());
+    const LiveSocket live_client(connections, std::move(client));
+    const LiveSocket live_upstream(connections, std::move(upstream));
+    if (!live_client.valid() || !live_upstream.valid()) return;  // stopping
+    splice_both_ways(live_client.get(), live_upstream.get());
 }
 
 void ProxyBridge::State::run() {
@@ -291,26 +281,17 @@ int ProxyBridge::sandbox_channel() const { return state_->theirs.get(); }
 
 void ProxyBridge::start() {
     state_->theirs.reset();  // pid 1 has its copy: its end tells when it is gone
-    // Every signal blocked in the bridge's threads (they inherit the mask):
-    // the helper's signals are its wait loop's, a write to a closed peer is EPIPE.
-    sigset_t all, old;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    // The helper's signals are its wait loop's.
     try {
-        thread_ = std::thread([state = state_] { state->run(); });
+        thread_ = thread_without_signals([state = state_] { state->run(); });
     } catch (const std::system_error& e) {
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
         fail("network", fmt::format("cannot start the proxy bridge's thread: {}", e.what()));
     }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 ProxyBridge::~ProxyBridge() {
     if (!thread_.joinable()) return;
-    std::unique_lock lock(state_->mutex);
-    state_->stopping = true;
-    for (int fd : state_->open) ::shutdown(fd, SHUT_RDWR);
-    lock.unlock();
+    state_->connections.stop();
     state_->stopper.reset();  // the accepting thread sees the end of the pipe
     thread_.join();
 }

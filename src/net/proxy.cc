@@ -7,13 +7,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -22,7 +20,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -33,6 +30,7 @@
 #include "util/escape.h"
 #include "util/fd.h"
 #include "util/fd_pass.h"
+#include "util/relay_server.h"
 #include "util/relay_threads.h"
 #include "util/splice_pump.h"
 
@@ -137,15 +135,13 @@ bool read_some(int fd, std::string& buffer) {
 
 }  // namespace
 
-class Live;
-
 struct AllowlistProxy::State {
     RelayCap cap;
     Fd control;                   // --control-fd: updates of the rules, a line each (proxy.h)
     std::string control_pending;  // a line not yet ended
     Fd ours, theirs;              // the socket pair: ours receives the listener
     Fd stop;                      // an eventfd: readable once finish() was called
-    std::atomic<bool> stopping{false};
+    LiveConnections connections;  // shut down by finish()
 
     AskHost ask;
     std::mutex ask_mutex;                                           // one question at a time; guards answers
@@ -154,7 +150,6 @@ struct AllowlistProxy::State {
     std::mutex mutex;    // guards what follows
     DomainRules rules_;  // read through rules(): updated by --control-fd
     std::vector<ProxyDenial> denials;
-    std::set<int> open;  // the sockets of live connections, shut down at the end
 
     DomainRules rules() {
         std::lock_guard lock(mutex);
@@ -172,58 +167,14 @@ struct AllowlistProxy::State {
             denials.push_back(std::move(x));
     }
 
-    // A socket of this connection, shut down by finish() if still open.
-    bool track(int fd) {
-        std::lock_guard lock(mutex);
-        if (stopping) return false;
-        open.insert(fd);
-        return true;
-    }
-    void untrack(int fd) {
-        std::lock_guard lock(mutex);
-        open.erase(fd);
-    }
-
     void run();
     void refuse_over_cap(Fd accepted);
     void serve(Fd accepted);
-    void serve_http(Live& client, std::string head);
-    void serve_socks(Live& client, std::string head);
+    void serve_http(LiveSocket& client, std::string head);
+    void serve_socks(LiveSocket& client, std::string head);
     // The upstream connection, or why not (decision set on a refusal).
-    Live connect_to(const Target& t, Failure& why, Decision& refusal);
-    void relay(Live& client, Live& upstream);
-};
-
-// A socket of a live connection: while it is open, finish() can shut it
-// down (which ends the threads blocked on it); it is forgotten before it
-// closes, so that finish() never touches a descriptor number reused since.
-class Live {
-public:
-    Live() = default;
-    // Invalid (and fd closed) when the proxy is already finishing.
-    Live(AllowlistProxy::State& state, Fd fd) : state_(&state), fd_(std::move(fd)) {
-        if (fd_.valid() && !state_->track(fd_.get())) fd_.reset();
-    }
-    Live(Live&& other) noexcept : state_(other.state_), fd_(std::move(other.fd_)) {}
-    Live& operator=(Live&& other) noexcept {
-        if (this != &other) {
-            close();
-            state_ = other.state_;
-            fd_ = std::move(other.fd_);
-        }
-        return *this;
-    }
-    ~Live() { close(); }
-    int get() const { return fd_.get(); }
-    bool valid() const { return fd_.valid(); }
-    void close() {
-        if (fd_.valid()) state_->untrack(fd_.get());
-        fd_.reset();
-    }
-
-private:
-    AllowlistProxy::State* state_ = nullptr;
-    Fd fd_;
+    LiveSocket connect_to(const Target& t, Failure& why, Decision& refusal);
+    void relay(LiveSocket& client, LiveSocket& upstream);
 };
 
 namespace {
@@ -358,7 +309,7 @@ Decision AllowlistProxy::State::decide(const Target& t) {
         const auto key = std::make_pair(t.host, t.port);
         if (const auto it = answers.find(key); it != answers.end()) {
             yes = it->second;
-        } else if (!stopping) {
+        } else if (!connections.stopping()) {
             yes = ask(t.host, t.port);
             answers.emplace(key, yes);
         }
@@ -406,7 +357,7 @@ void AllowlistProxy::State::refuse_over_cap(Fd client) {
 }
 
 void AllowlistProxy::State::serve(Fd accepted) {
-    Live client(*this, std::move(accepted));
+    LiveSocket client(connections, std::move(accepted));
     std::string head;
     if (!client.valid() || !read_to(client.get(), head, 1)) return;
     if (head[0] == 0x05) serve_socks(client, std::move(head));
@@ -440,7 +391,7 @@ std::vector<Address> host_addresses() {
 
 }  // namespace
 
-Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
+LiveSocket AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& refusal) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -449,7 +400,7 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
     const std::string port = std::to_string(t.port);
     if (::getaddrinfo(t.host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
         why = Failure::NotFound;
-        return Live();
+        return LiveSocket();
     }
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
     why = Failure::Unreachable;
@@ -464,7 +415,7 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
             continue;
         }
         any_allowed = true;
-        Live s(*this, Fd(::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)));
+        LiveSocket s(connections, Fd(::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)));
         if (!s.valid()) continue;
         int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
         if (rc != 0 && errno == EINPROGRESS) {
@@ -482,17 +433,17 @@ Live AllowlistProxy::State::connect_to(const Target& t, Failure& why, Decision& 
         }
     }
     if (!any_allowed && !refusal.rule.empty()) why = Failure::Refused;
-    return Live();
+    return LiveSocket();
 }
 
-void AllowlistProxy::State::relay(Live& client, Live& upstream) {
+void AllowlistProxy::State::relay(LiveSocket& client, LiveSocket& upstream) {
     const int one = 1;
     ::setsockopt(upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     tune_loopback_leg(client.get());  // the command's leg: the sandbox's loopback
     splice_both_ways(client.get(), upstream.get());
 }
 
-void AllowlistProxy::State::serve_http(Live& client, std::string head) {
+void AllowlistProxy::State::serve_http(LiveSocket& client, std::string head) {
     std::size_t end;
     while ((end = head.find("\r\n\r\n")) == std::string::npos) {
         if (head.size() >= kMaxHead || !read_some(client.get(), head)) return;
@@ -538,7 +489,7 @@ void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     }
     Failure why{};
     Decision refusal;
-    Live upstream = connect_to(*target, why, refusal);
+    LiveSocket upstream = connect_to(*target, why, refusal);
     if (!upstream.valid()) {
         if (why == Failure::Refused) {
             deny(*target, refusal);
@@ -564,7 +515,7 @@ void AllowlistProxy::State::serve_http(Live& client, std::string head) {
     relay(client, upstream);
 }
 
-void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
+void AllowlistProxy::State::serve_socks(LiveSocket& client, std::string head) {
     const int fd = client.get();
     // Greeting: 05 NMETHODS METHODS...; only "no authentication" (00).
     if (!read_to(fd, head, 2) || !read_to(fd, head, 2 + static_cast<unsigned char>(head[1]))) return;
@@ -613,7 +564,7 @@ void AllowlistProxy::State::serve_socks(Live& client, std::string head) {
     }
     Failure why{};
     Decision refusal;
-    Live upstream = connect_to(t, why, refusal);
+    LiveSocket upstream = connect_to(t, why, refusal);
     if (!upstream.valid()) {
         if (why == Failure::Refused) deny(t, refusal);
         reply(why == Failure::Refused ? 0x02 : why == Failure::NotFound ? 0x04 : 0x05);
@@ -636,29 +587,19 @@ AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap, Fd control, AskH
     state_->theirs.reset(pair[1]);
     state_->stop.reset(::eventfd(0, EFD_CLOEXEC));
     if (!state_->stop.valid()) throw Error(fmt::format("the allowlist proxy: eventfd: {}", std::strerror(errno)));
-    // Every signal blocked in the proxy's threads (they inherit the mask):
-    // sbx's signals are the supervisor's, a write to a closed peer is EPIPE.
-    sigset_t all, old;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    // sbx's signals are the supervisor's.
     try {
-        thread_ = std::thread([state = state_] { state->run(); });
+        thread_ = thread_without_signals([state = state_] { state->run(); });
     } catch (const std::system_error& e) {
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
         throw Error(fmt::format("the allowlist proxy: cannot start its thread: {}", e.what()));
     }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 int AllowlistProxy::helper_channel() const { return state_->theirs.get(); }
 
 std::vector<ProxyDenial> AllowlistProxy::finish() {
     if (thread_.joinable()) {
-        {
-            std::lock_guard lock(state_->mutex);
-            state_->stopping = true;
-            for (int fd : state_->open) ::shutdown(fd, SHUT_RDWR);
-        }
+        state_->connections.stop();
         const std::uint64_t one = 1;
         ssize_t ignored = ::write(state_->stop.get(), &one, sizeof one);
         (void)ignored;
