@@ -19,7 +19,7 @@
 #include "policy/git_index.h"
 #include "policy/policy.h"
 #include "root_view.h"
-#include "util.h"
+#include "step_error.h"
 
 namespace sbx::helper {
 namespace {

@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "step_error.h"
 
 namespace sbx::helper {
 namespace {

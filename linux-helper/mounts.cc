@@ -24,7 +24,7 @@
 
 #include "mount_ops.h"
 #include "root_view.h"
-#include "util.h"
+#include "step_error.h"
 #include "walk.h"
 
 namespace sbx::helper {

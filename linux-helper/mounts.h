@@ -67,9 +67,9 @@
 #include <string>
 #include <vector>
 
-#include "fd.h"
 #include "git_view.h"
 #include "policy/policy.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 

@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "fd.h"
 #include "inherited_fds.h"
 #include "mounts.h"
-#include "util.h"
+#include "step_error.h"
+#include "util/fd.h"
 #include "walk.h"
 
 namespace sbx::helper {

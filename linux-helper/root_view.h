@@ -39,8 +39,8 @@
 #include <string>
 #include <utility>
 
-#include "fd.h"
 #include "policy/policy.h"
+#include "util/fd.h"
 
 namespace sbx::helper {
 
