@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "mounts.h"
+#include "mount_ops.h"
 #include "step_error.h"
 
 namespace sbx::helper {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mounts.h"
+#include "mount_ops.h"
 #include "step_error.h"
 #include "util/fd.h"
 #include "util/landlock_abi.h"

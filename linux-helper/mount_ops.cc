@@ -1,10 +1,14 @@
 #include "mount_ops.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 
 #include "step_error.h"
 
@@ -14,6 +18,17 @@ namespace {
 constexpr const char* kMountStep = "mounts";
 
 }  // namespace
+
+Fd open_exact(const std::string& path, int flags) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    for (;;) {
+        const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+        if (fd >= 0) return Fd(static_cast<int>(fd));
+        if (errno != EAGAIN && errno != EINTR) return Fd();
+    }
+}
 
 Identity identity_of(const Fd& fd, const std::string& path) {
     struct stat st {};

@@ -1,15 +1,29 @@
-// The fd-based mount primitives the view is built with (mounts.h,
-// git_view.h): each works on what a directory fd and a name designate, never
-// on a path resolved again, and fails (StepError, step "mounts") naming the
-// path it was given for the message.
+// The fd-based primitives the view is built with (mounts.h, root_view.h,
+// git_view.h), below both views (so neither includes the other): each works on what a directory fd and a name
+// designate, never on a path resolved again, and fails (StepError, step "mounts") naming the path it was given for the
+// message.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 
-#include "mounts.h"
 #include "util/fd.h"
 
 namespace sbx::helper {
+
+// Which file a path named when it was opened: checked again when it is used.
+struct Identity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool operator==(const Identity&) const = default;
+};
+
+// Opens an absolute path that has no symlinks without following any
+// (openat2 RESOLVE_NO_SYMLINKS; a last symlink with O_PATH|O_NOFOLLOW is
+// opened itself): a component swapped for a symlink meanwhile gives ELOOP
+// instead of another file.  An invalid Fd with errno set on failure.
+Fd open_exact(const std::string& path, int flags);
 
 // The file fd is open on.
 Identity identity_of(const Fd& fd, const std::string& path);

@@ -248,17 +248,6 @@ bool could_create(const Fd& dir, int err) {
 
 }  // namespace
 
-Fd open_exact(const std::string& path, int flags) {
-    open_how how{};
-    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    for (;;) {
-        const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
-        if (fd >= 0) return Fd(static_cast<int>(fd));
-        if (errno != EAGAIN && errno != EINTR) return Fd();
-    }
-}
-
 const ProtectedPaths::Directory* ProtectedPaths::lock_directory(const std::string& path) {
     for (const auto& dir : directories_)
         if (dir.path == path) return &dir;

@@ -68,23 +68,11 @@
 #include <vector>
 
 #include "git_view.h"
+#include "mount_ops.h"
 #include "policy/policy.h"
 #include "util/fd.h"
 
 namespace sbx::helper {
-
-// Which file a path named when it was opened: checked again when it is used.
-struct Identity {
-    dev_t dev = 0;
-    ino_t ino = 0;
-    bool operator==(const Identity&) const = default;
-};
-
-// Opens an absolute path that has no symlinks without following any
-// (openat2 RESOLVE_NO_SYMLINKS; a last symlink with O_PATH|O_NOFOLLOW is
-// opened itself): a component swapped for a symlink meanwhile gives ELOOP
-// instead of another file.  An invalid Fd with errno set on failure.
-Fd open_exact(const std::string& path, int flags);
 
 class ProtectedPaths {
 public:

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "inherited_fds.h"
-#include "mounts.h"
+#include "mount_ops.h"
 #include "step_error.h"
 #include "util/fd.h"
 #include "walk.h"
