@@ -164,8 +164,8 @@ struct Environment {
 // read-only (every other top-level file is a copy that stays in the sandbox).
 inline constexpr std::string_view kGitWritableDirectories[] = {"objects", "refs", "logs", "reftable", "lfs"};
 inline constexpr std::string_view kGitStateFiles[] = {
-    "index",      "HEAD",       "ORIG_HEAD",  "FETCH_HEAD",       "COMMIT_EDITMSG", "packed-refs", "MERGE_HEAD",
-    "MERGE_MSG",  "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",    "shallow",
+    "index",     "HEAD",       "ORIG_HEAD",  "FETCH_HEAD",       "COMMIT_EDITMSG", "packed-refs", "MERGE_HEAD",
+    "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",    "shallow",
 };
 inline constexpr std::string_view kGitConfigurationFiles[] = {"config", "config.worktree", "commondir", "gitdir"};
 
