@@ -52,16 +52,6 @@ std::optional<std::string> read_at(const Fd& dir, const std::string& name) {
     }
 }
 
-bool write_whole(int fd, std::string_view bytes) {
-    while (!bytes.empty()) {
-        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
 bool same_file(const struct stat& a, const struct stat& b) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
            a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
@@ -224,7 +214,7 @@ void GitView::write_one(const Copy& copy) const {
         drop_lock();
         return;
     }
-    if (!write_whole(lock.get(), bytes) ||
+    if (!write_all(lock.get(), bytes) ||
         ::renameat(host_.get(), lock_name.c_str(), host_.get(), copy.name.c_str()) != 0) {
         warn(path + " was not written back: " + std::strerror(errno));
         drop_lock();

@@ -144,17 +144,12 @@ std::vector<std::string> protected_paths_of(const std::string& root, const std::
             if (auto target = env.realpath(path)) out.push_back(*target);
             continue;
         }
-        if (name == ".git") {
-            const std::string gitdir = git_directory_of(root, env);
-            if (!gitdir.empty()) add_submodule_dot_gits(root, gitdir, env, out);
-        }
+        if (name != ".git") continue;
+        const std::string gitdir = git_directory_of(root, env);
+        if (gitdir.empty()) continue;
+        add_submodule_dot_gits(root, gitdir, env, out);
         // A `.git` file ("gitdir: DIR") points at the real git directory.
-        if (name == ".git" && !env.is_directory(path)) {
-            auto text = env.read_file(path);
-            const std::string dir = text ? gitdir_of_text(*text) : "";
-            if (dir.empty()) continue;
-            std::string abs = join_path(root, dir);
-            std::string gitdir = env.realpath(abs).value_or(abs);
+        if (gitdir != path) {
             out.push_back(gitdir);
             // A worktree's gitdir names the repository it belongs to in
             // "commondir"; that one holds the hooks and the config.
