@@ -49,14 +49,7 @@ void set_nonblocking(int fd) {
 
 nlohmann::json to_json(const ApprovalPrompt& p) {
     json denials = json::array();
-    for (const auto& d : p.denials) {
-        json j{{"operation", d.operation}};
-        if (!d.path.empty()) j["path"] = d.path;
-        if (!d.address.empty()) j["address"] = d.address;
-        j["rule"] = d.rule;
-        j["fix"] = d.fix;
-        denials.push_back(std::move(j));
-    }
+    for (const auto& d : p.denials) denials.push_back(sbx::to_json(d));
     json j{{"command", p.command}, {"cwd", p.cwd},       {"reason", p.reason},          {"kind", to_string(p.kind)},
            {"policy", p.policy},   {"denials", denials}, {"stderr_tail", p.stderr_tail}};
     if (p.network) j["network"] = json{{"host", p.network->host}, {"port", p.network->port}};
@@ -240,7 +233,8 @@ std::string render_prompt(const ApprovalPrompt& prompt) {
     for (std::size_t i = 0; i < prompt.denials.size() && i < kShown; ++i) {
         const auto& d = prompt.denials[i];
         text += field("denied:", escape_for_display(fmt::format("{} {} ({}; fix: {})", d.operation,
-                                                                d.path.empty() ? d.address : d.path, d.rule, d.fix)));
+                                                                d.path.empty() ? d.address : d.path,
+                                                                d.fix ? d.fix->rule : "", d.fix ? d.fix->text() : "")));
     }
     if (prompt.denials.size() > kShown)
         text += field("denied:", fmt::format("{} more (see --json)", prompt.denials.size() - kShown));

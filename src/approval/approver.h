@@ -13,21 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "approval/types.h"
+#include "denial/denial.h"
 
 namespace sbx::approval {
-
-// One operation the sandbox refused in the attempt before a prompt, as the
-// result's "denials" lists it (src/denial/denial.h): the operation, its path
-// or address, the policy's rule that refused it and the flags that would
-// allow it (or "no flag suggested: WHY").
-struct DeniedOperation {
-    std::string operation;
-    std::string path;
-    std::string address;
-    std::string rule;
-    std::string fix;
-    bool operator==(const DeniedOperation&) const = default;
-};
 
 struct ApprovalPrompt {
     std::vector<std::string> command;
@@ -38,7 +26,7 @@ struct ApprovalPrompt {
     // Why, for a prompt after a sandboxed attempt failed (the retry without
     // the sandbox): its denials and the end of its stderr; empty before any
     // attempt ran.
-    std::vector<DeniedOperation> denials;
+    std::vector<Denial> denials;  // each with its rule and fix (denial/fix.h)
     std::string stderr_tail;
     std::optional<NetworkTarget> network{};  // kind Network: the connection asked about
 };

@@ -22,7 +22,7 @@ struct AttemptOutcome {
     ExecResult result;
     bool sandbox_denied = false;  // it failed and the sandbox likely caused it
     // What a prompt after it tells the approver (ApprovalPrompt).
-    std::vector<DeniedOperation> denials;
+    std::vector<Denial> denials;
     std::string stderr_tail;
 };
 

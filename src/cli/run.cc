@@ -212,7 +212,7 @@ public:
         e.record_denials = args_.command.record_denials;
         if (watch)
             e.logged = watch->collect(a.result.exit_code != 0, a.result.pids, linux_helper ? helper() : std::string());
-        for (const auto& r : refused) e.refused.push_back(proxy_refusal(r.host, r.port, r.rule, r.fix));
+        for (const auto& r : refused) e.refused.push_back(proxy_refusal(r.host, r.port, r.fix));
         return analyze(e, policy_, command_environment());
     }
 
@@ -300,10 +300,10 @@ int dry_run(const Runner& runner, const RunArgs& args, const approval::ApprovalS
 // What a prompt after this attempt tells the approver: its denials with
 // their rules and fixes (only path and address ones: a signal's target is
 // not a flag's business), and the end of its stderr.
-std::vector<approval::DeniedOperation> prompt_denials(const DenialAnalysis& d) {
-    std::vector<approval::DeniedOperation> out;
-    for (const auto& x : d.denials)
-        if (!x.path.empty() || !x.address.empty()) out.push_back({x.operation, x.path, x.address, x.rule, x.fix});
+std::vector<Denial> prompt_denials(const DenialAnalysis& d) {
+    std::vector<Denial> out;
+    std::copy_if(d.denials.begin(), d.denials.end(), std::back_inserter(out),
+                 [](const Denial& x) { return !x.path.empty() || !x.address.empty(); });
     return out;
 }
 

@@ -29,12 +29,11 @@ bool recorder_ran(const CanonicalPolicy& policy, const HelperStatus& helper) {
                         [](const std::string& what) { return what.starts_with("recorded denials"); });
 }
 
-Denial proxy_refusal(const std::string& host, std::uint16_t port, std::string rule, std::string fix) {
+Denial proxy_refusal(const std::string& host, std::uint16_t port, Fix fix) {
     Denial d;
     d.operation = "connect";
     d.address =
         host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
-    d.rule = std::move(rule);
     d.fix = std::move(fix);
     return d;
 }

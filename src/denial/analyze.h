@@ -38,7 +38,7 @@ DenialAnalysis analyze(const Evidence&, const CanonicalPolicy&, const Environmen
 
 // A connection the allowlist proxy refused (net/proxy.h), as a denial:
 // connect to "host:port" ("[v6]:port"), with the proxy's rule and fix.
-Denial proxy_refusal(const std::string& host, std::uint16_t port, std::string rule, std::string fix);
+Denial proxy_refusal(const std::string& host, std::uint16_t port, Fix fix);
 
 // Whether the helper's recorder ran: it needs the sandbox's pid 1, which
 // the filesystem layers make (not external-sandbox's run; the helper names

@@ -315,14 +315,15 @@ nlohmann::json to_json(const Denial& d) {
     if (!d.target.empty()) j["target"] = d.target;
     if (d.pid != 0) j["pid"] = d.pid;
     if (!d.program.empty()) j["program"] = d.program;
-    if (!d.rule.empty()) j["rule"] = d.rule;
-    if (!d.fix.empty()) j["fix"] = d.fix;
+    if (d.fix && !d.fix->rule.empty()) j["rule"] = d.fix->rule;
+    if (d.fix) j["fix"] = d.fix->text();
+    if (d.fix && !d.fix->change.empty()) j["change"] = to_json(d.fix->change);
     return j;
 }
 
 std::vector<Denial> merge_denials(const std::vector<RecordedDenial>& recorded, const std::vector<Denial>& audit) {
     std::vector<Denial> out;
-    for (const auto& r : recorded) out.push_back(Denial{r.op, r.path, r.address, {}, r.pid, r.program, {}, {}});
+    for (const auto& r : recorded) out.push_back(Denial{r.op, r.path, r.address, {}, r.pid, r.program});
     const std::size_t seen = out.size();
     for (const auto& d : audit) {
         const bool known =

@@ -13,8 +13,27 @@
 
 #include "denial/evidence.h"
 #include "denial/helper_status.h"
+#include "denial/policy_delta.h"
 
 namespace sbx {
+
+// For one denied operation: the rule of the canonical policy that refused it
+// (as `sbx check` names it) and the smallest sensible change of the policy
+// that would allow it (a PolicyDelta: sbx run's flags are written from it),
+// or why none is suggested (denial/fix.h makes them).
+struct Fix {
+    std::string rule;  // check_access's rule
+    // The change to the policy that allows it ({.writable_roots = {"/root/.npm"}},
+    // {.unprotect = {".git"}}, {.mode = WorkspaceWrite, .writable_roots = {"/etc"}},
+    // {.network = Full}); empty for none.
+    PolicyDelta change;
+    std::string refused;  // when change is empty: why ("that would make $HOME writable")
+    // The change as sbx run's flags, as a shell would read them back ("-w /root/.npm").
+    std::string flags_text() const;
+    // flags_text(), or "no flag suggested: REFUSED".
+    std::string text() const;
+    bool operator==(const Fix&) const = default;
+};
 
 // One denied operation, recorded by the helper (--record-denials) or from a
 // Landlock audit record.
@@ -26,9 +45,10 @@ struct Denial {
     std::string target;     // signals: "pid 1 (systemd)"
     long pid = 0;           // recorded: the caller (its pid in the sandbox), and its comm
     std::string program;
-    std::string rule;    // the policy's rule that refused it, as `sbx check` names it (denial/fix.h)
-    std::string fix;     // the flags that allow it, or "no flag suggested: WHY"
     std::string host{};  // a connect to port 53: the name the output says could not be resolved (name_lookups)
+    // Its rule and fix: from its source where that knew them exactly (the
+    // allowlist proxy's decision), else from explain_denials (denial/fix.h).
+    std::optional<Fix> fix{};
     bool operator==(const Denial&) const = default;
 };
 

@@ -100,7 +100,10 @@ Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& ana
     std::vector<PolicyDelta> fixes;
     std::vector<const Denial*> fixed;
     for (const auto& d : analysis.denials) {
-        const Fix f = fix_for(policy, d, env);
+        // Each denial's own (explain_denials', or its source's: the
+        // allowlist proxy's refusal of more connections than its cap is of
+        // its own address, no host to allow).
+        const Fix f = d.fix ? *d.fix : fix_for(policy, d, env);
         if (f.change.empty()) {
             e.not_suggested.push_back({denied_what(d), f.refused});
         } else {

@@ -226,11 +226,6 @@ const std::vector<std::string>& tool_directories() {
 }
 
 Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
-    // A refusal whose source knew that no flag helps (the allowlist proxy's
-    // cap on its connections, net/proxy.h) stays one: its address is the
-    // proxy's own, which a decision by name would read as a host to allow.
-    constexpr std::string_view kNoFlag = "no flag suggested: ";
-    if (!d.rule.empty() && d.fix.starts_with(kNoFlag)) return refuse(d.rule, d.fix.substr(kNoFlag.size()));
     if (env.home && *env.home == "/") {  // HOME=/ (a daemon's): no home to keep out of the fix
         Environment without = env;
         without.home.reset();
@@ -254,10 +249,10 @@ Fix fix_for(const CanonicalPolicy& p, const Denial& d, const Environment& env) {
 
 void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environment& env) {
     for (auto& d : a.denials) {
-        if (!d.rule.empty() && !d.fix.empty()) continue;  // its source knew exactly (the allowlist proxy)
-        const Fix f = fix_for(p, d, env);
-        d.rule = f.rule;
-        d.fix = f.text();
+        // Its source knew exactly (the allowlist proxy; for its cap on
+        // connections, that no flag helps: the address is the proxy's own,
+        // which a decision by name would read as a host to allow).
+        if (!d.fix) d.fix = fix_for(p, d, env);
     }
     // The guess is for files: none where the files' denials are exact
     // (recorded, or audited); beside recorded connects (denial/denial.h,
@@ -288,8 +283,7 @@ void explain_denials(DenialAnalysis& a, const CanonicalPolicy& p, const Environm
         f = refuse("",
                    fmt::format("{} is writable: the command wrote elsewhere (--record-denials records where)", path));
     }
-    g.rule = f.rule;
-    g.fix = f.text();
+    g.fix = std::move(f);
     a.guess = std::move(g);
 }
 

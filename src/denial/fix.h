@@ -1,34 +1,19 @@
-// For one denied operation: the rule of the canonical policy that refused it
-// (as `sbx check` names it) and the smallest sensible change of the policy
-// that would allow it (a PolicyDelta: sbx run's flags are written from it),
-// or why none is suggested.  Pure: the filesystem's answers
-// (does ~/.cache exist?) and $HOME come in through Environment.
+// For one denied operation: its Fix (denial/denial.h), the rule of the
+// canonical policy that refused it and the smallest sensible change of the
+// policy that would allow it, or why none is suggested.  Pure: the
+// filesystem's answers (does ~/.cache exist?) and $HOME come in through
+// Environment.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "denial/denial.h"
-#include "denial/policy_delta.h"
 #include "net/domain.h"
 #include "policy/check.h"
 #include "policy/policy.h"
 
 namespace sbx {
-
-struct Fix {
-    std::string rule;  // check_access's rule
-    // The change to the policy that allows it ({.writable_roots = {"/root/.npm"}},
-    // {.unprotect = {".git"}}, {.mode = WorkspaceWrite, .writable_roots = {"/etc"}},
-    // {.network = Full}); empty for none.
-    PolicyDelta change;
-    std::string refused;  // when change is empty: why ("that would make $HOME writable")
-    // The change as sbx run's flags, as a shell would read them back ("-w /root/.npm").
-    std::string flags_text() const;
-    // flags_text(), or "no flag suggested: REFUSED".
-    std::string text() const;
-    bool operator==(const Fix&) const = default;
-};
 
 // The fix of the allowlist's decision by name or address (net/domain.h) for
 // a connection it refused: --allow-domain of the pattern it names, or none

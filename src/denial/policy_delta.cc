@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "util/path.h"
 #include "util/shell_word.h"
 
@@ -53,6 +55,21 @@ std::vector<std::string> to_flags(const PolicyDelta& d) {
 }
 
 std::string flags_text(const PolicyDelta& d) { return shell_line(to_flags(d)); }
+
+nlohmann::json to_json(const PolicyDelta& d) {
+    nlohmann::json j = nlohmann::json::object();
+    auto list = [&j](const char* key, const std::vector<std::string>& values) {
+        if (!values.empty()) j[key] = values;
+    };
+    if (d.mode) j["mode"] = to_string(*d.mode);
+    if (d.network) j["network"] = to_string(*d.network);
+    list("writable_roots", d.writable_roots);
+    list("unprotect", d.unprotect);
+    if (d.git_write) j["git_write"] = true;
+    list("read_only", d.read_only);
+    list("allow_domains", d.allow_domains);
+    return j;
+}
 
 void apply(const PolicyDelta& d, PolicyInput& in) {
     if (d.mode) in.mode = d.mode;

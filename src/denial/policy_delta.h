@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "policy/policy.h"
 
 namespace sbx {
@@ -36,6 +38,12 @@ PolicyDelta merged(const std::vector<PolicyDelta>&);
 // The flags of sbx run that make the change, in the order -p, -n, -w,
 // --unprotect, --git-write, --read-only, --allow-domain, as words ({"-w", "/root/.npm"}).
 std::vector<std::string> to_flags(const PolicyDelta&);
+
+// The change as JSON, for a program that reads a denial (the result's and
+// an approver's request): each field that changes something, by its name
+// here ({"writable_roots": ["/root/.npm"]}, {"mode": "workspace-write"},
+// {"git_write": true}); {} for none.
+nlohmann::json to_json(const PolicyDelta&);
 
 // to_flags as a shell reads them back ("-p workspace-write -w /root/.npm").
 std::string flags_text(const PolicyDelta&);

@@ -162,7 +162,7 @@ struct AllowlistProxy::State {
 
     void deny(const Target& t, const Decision& d) {
         std::lock_guard lock(mutex);
-        ProxyDenial x{t.host, t.port, d.rule, fix_of(d).text()};
+        ProxyDenial x{t.host, t.port, fix_of(d)};
         if (denials.size() < kMaxDenials && std::find(denials.begin(), denials.end(), x) == denials.end())
             denials.push_back(std::move(x));
     }

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "denial/denial.h"
 #include "net/domain.h"
 #include "util/fd.h"
 #include "util/relay_threads.h"
@@ -37,8 +38,7 @@ namespace sbx::net {
 struct ProxyDenial {
     std::string host;  // as requested (normalised)
     std::uint16_t port = 0;
-    std::string rule;
-    std::string fix;
+    Fix fix;  // its rule, and fix_of its decision (denial/fix.h)
     bool operator==(const ProxyDenial&) const = default;
 };
 

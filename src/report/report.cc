@@ -43,9 +43,9 @@ const char* stream_name(Stream s) { return s == Stream::Stdout ? "stdout" : "std
 
 // "(RULE; allow with FLAGS)", or "(RULE; no flag suggested: WHY)".
 std::string rule_and_fix(const Denial& d) {
-    if (d.fix.empty()) return d.rule.empty() ? "" : fmt::format(" ({})", d.rule);
-    const std::string fix = allow_clause(d.fix);
-    return d.rule.empty() ? fmt::format(" ({})", fix) : fmt::format(" ({}; {})", d.rule, fix);
+    if (!d.fix) return "";
+    const std::string fix = allow_clause(d.fix->text());
+    return d.fix->rule.empty() ? fmt::format(" ({})", fix) : fmt::format(" ({}; {})", d.fix->rule, fix);
 }
 
 }  // namespace

@@ -187,7 +187,7 @@ not_ok "direct from python: refused" sbx "${allow_local[@]}" -- "$python" -c \
 # The run's denials: --json, and text mode's summary line.
 json=$(sbx --json --allow-domain example.invalid -- curl -sSf http://evil.invalid/x 2>/dev/null)
 is "--json: the refusal is a denial with its rule and fix" \
-    '[{"address": "evil.invalid:80", "fix": "--allow-domain evil.invalid", "operation": "connect", "rule": "no allow-domain matches evil.invalid"}]' \
+    '[{"address": "evil.invalid:80", "change": {"allow_domains": ["evil.invalid"]}, "fix": "--allow-domain evil.invalid", "operation": "connect", "rule": "no allow-domain matches evil.invalid"}]' \
     "$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())["denials"], sort_keys=True))' <<<"$json")"
 text=$(sbx --allow-domain example.invalid -- curl -sSf http://evil.invalid/x 2>&1 >/dev/null)
 is "text mode: the summary names the refusal" \

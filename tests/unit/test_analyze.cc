@@ -91,8 +91,8 @@ TEST_CASE("analyze: the output's guess, with its rule and fix, where nothing is 
     REQUIRE(a.guess);
     CHECK(a.guess->operation == "write");
     CHECK(a.guess->path == "/etc/x");
-    CHECK(a.guess->rule == "not under a writable root");
-    CHECK(a.guess->fix == "-w /etc");
+    CHECK(a.guess->fix->rule == "not under a writable root");
+    CHECK(a.guess->fix->text() == "-w /etc");
 }
 
 TEST_CASE("analyze: the recorder's list decides where it ran, merged with the log's") {
@@ -100,8 +100,7 @@ TEST_CASE("analyze: the recorder's list decides where it ran, merged with the lo
     const HelperStatus helper = recording({"create", "/etc/x", "", 3, "touch"});
     const Result r = failed(1, "touch: cannot touch '/etc/x': Read-only file system\n");
     Evidence e = recorded(r, helper);
-    e.logged = {Denial{"fs.make_reg", "/etc/x", "", "", 0, "", "", ""},
-                Denial{"fs.write_file", "/etc/hosts", "", "", 0, "", "", ""}};
+    e.logged = {Denial{"fs.make_reg", "/etc/x", "", "", 0, ""}, Denial{"fs.write_file", "/etc/hosts", "", "", 0, ""}};
     const DenialAnalysis a = t.analyze(e);
     CHECK(a.sandbox_denied);
     CHECK(a.recorded);
@@ -109,9 +108,9 @@ TEST_CASE("analyze: the recorder's list decides where it ran, merged with the lo
     CHECK_FALSE(a.guess);  // exact denials: no guess
     REQUIRE(a.denials.size() == 2);
     CHECK(a.denials[0].operation == "create");
-    CHECK(a.denials[0].fix == "-w /etc");
+    CHECK(a.denials[0].fix->text() == "-w /etc");
     CHECK(a.denials[1].path == "/etc/hosts");
-    CHECK(a.denials[1].rule == "not under a writable root");
+    CHECK(a.denials[1].fix->rule == "not under a writable root");
 
     // Succeeded: listed, not blamed.
     e.outcome = failed(0);
@@ -131,7 +130,7 @@ TEST_CASE("analyze: a recorder that did not run leaves the guess, and its networ
     CHECK(a.reason == "recorded");
     CHECK_FALSE(a.recorded);
     REQUIRE(a.denials.size() == 1);
-    CHECK(a.denials[0].fix == "-n full");
+    CHECK(a.denials[0].fix->text() == "-n full");
     // No helper (macOS): its status is not read at all.
     e.helper = nullptr;
     CHECK(t.analyze(e).denials.empty());
@@ -144,18 +143,19 @@ TEST_CASE("analyze: the proxy's refusals come first, exact, and keep their own r
     const Result r = failed(6);
     Evidence e = recorded(r, helper);
     e.record_denials = false;  // the proxy's are exact all the same
-    e.refused = {proxy_refusal("evil.dev", 443, "no allow-domain matches evil.dev", "--allow-domain evil.dev"),
-                 proxy_refusal("::1", 80, "::1 is loopback", "no flag suggested: why")};
+    e.refused = {
+        proxy_refusal("evil.dev", 443, Fix{"no allow-domain matches evil.dev", {.allow_domains = {"evil.dev"}}, ""}),
+        proxy_refusal("::1", 80, Fix{"::1 is loopback", {}, "why"})};
     const DenialAnalysis a = t.analyze(e);
     CHECK(a.sandbox_denied);
     CHECK(a.recorded);
     CHECK(a.reason == "recorded");
     REQUIRE(a.denials.size() == 3);
     CHECK(a.denials[0].address == "evil.dev:443");
-    CHECK(a.denials[0].fix == "--allow-domain evil.dev");
+    CHECK(a.denials[0].fix->text() == "--allow-domain evil.dev");
     CHECK(a.denials[1].address == "[::1]:80");
-    CHECK(a.denials[1].rule == "::1 is loopback");
-    CHECK(a.denials[1].fix == "no flag suggested: why");
+    CHECK(a.denials[1].fix->rule == "::1 is loopback");
+    CHECK(a.denials[1].fix->text() == "no flag suggested: why");
     CHECK(a.denials[2].path == "/etc/x");
     // A timeout is not the proxy's.
     Result late = failed(124);
@@ -171,7 +171,7 @@ TEST_CASE("analyze: a refused lookup gets the name the output gives, and a fix b
     const DenialAnalysis a = t.analyze(recorded(r, helper));
     REQUIRE(a.denials.size() == 1);
     CHECK(a.denials[0].host == "example.com");
-    CHECK(a.denials[0].fix == "--allow-domain example.com");
+    CHECK(a.denials[0].fix->text() == "--allow-domain example.com");
 }
 
 TEST_CASE("analyze: SIGSYS is the sandbox's whatever the output") {

@@ -74,7 +74,7 @@ struct ScriptedAttempts {
     struct Step {
         int exit_code;
         bool sandbox_denied;
-        std::vector<DeniedOperation> denials{};
+        std::vector<Denial> denials{};
         std::string stderr_tail{};
     };
     std::deque<Step> steps;
@@ -635,12 +635,13 @@ TEST_CASE("orchestrate: the retry's prompt carries the failed attempt's denials 
     ScriptedApprover approver;
     approver.answers = {ReviewDecision::Denied};
     ScriptedAttempts attempts;
-    const DeniedOperation denied{"create", "/etc/x", "", "not under a writable root", "-w /etc"};
+    const Denial denied{"create", "/etc/x", "", "",
+                        0,        "",       "", Fix{"not under a writable root", {.writable_roots = {"/etc"}}, ""}};
     attempts.steps = {{1, true, {denied}, "touch: cannot touch '/etc/x': Read-only file system\n"}};
     const auto req = request_of({"touch", "/etc/x"});
     const auto out = orchestrate(req, settings_of(AskForApproval::OnFailure), store, approver, attempts.fn());
     CHECK(out.attempts == 1);
     REQUIRE(approver.asked.size() == 1);
-    CHECK(approver.asked[0].denials == std::vector<DeniedOperation>{denied});
+    CHECK(approver.asked[0].denials == std::vector<Denial>{denied});
     CHECK(approver.asked[0].stderr_tail == "touch: cannot touch '/etc/x': Read-only file system\n");
 }

@@ -78,8 +78,10 @@ ApprovalPrompt prompt_of() {
                           "retry without the sandbox",
                           ApprovalKind::Sandbox,
                           nlohmann::json{{"mode", "read-only"}},
-                          {{"create", "/etc/x", "", "not under a writable root", "-w /etc"},
-                           {"connect", "", "10.0.0.1:443", "network restricted", "-n full"}},
+                          {Denial{"create", "/etc/x", "", "", 0, "", "",
+                                  Fix{"not under a writable root", {.writable_roots = {"/etc"}}, ""}},
+                           Denial{"connect", "", "10.0.0.1:443", "", 0, "", "",
+                                  Fix{"network restricted", {.network = Network::Full}, ""}}},
                           "touch: cannot touch '/etc/x': Read-only file system\n"};
 }
 
@@ -306,11 +308,13 @@ TEST_CASE("the approver program", "[approval][approver]") {
                                      {{{"operation", "create"},
                                        {"path", "/etc/x"},
                                        {"rule", "not under a writable root"},
-                                       {"fix", "-w /etc"}},
+                                       {"fix", "-w /etc"},
+                                       {"change", {{"writable_roots", {"/etc"}}}}},
                                       {{"operation", "connect"},
                                        {"address", "10.0.0.1:443"},
                                        {"rule", "network restricted"},
-                                       {"fix", "-n full"}}}},
+                                       {"fix", "-n full"},
+                                       {"change", {{"network", "full"}}}}}},
                                     {"stderr_tail", "touch: cannot touch '/etc/x': Read-only file system\n"}});
     }
     SECTION("answers with JSON without reading stdin") {
@@ -535,7 +539,7 @@ TEST_CASE("issue 29: the prompt shows the command's strings escaped", "[approval
     p.command = {"sh", "-c", "printf '\x1b[2J'; rm x\u202e", "a\nb"};
     p.cwd = "/w/\x1b]0;title\x07";
     p.reason = "retry\r\nsbx: approval needed (sandbox): harmless";
-    p.denials = {{"create", "/w/\x1b[1A\xff", "", "rule", "fix"}};
+    p.denials = {Denial{"create", "/w/\x1b[1A\xff", "", "", 0, "", "", Fix{"rule", {}, "fix"}}};
     const std::string shown = render_prompt(p);
     for (char c : shown) {
         const auto b = static_cast<unsigned char>(c);
@@ -546,7 +550,7 @@ TEST_CASE("issue 29: the prompt shows the command's strings escaped", "[approval
     CHECK_THAT(shown, Catch::Contains("command: sh -c $'printf \\'\\e[2J\\'; rm x\\u202e' $'a\\nb'"));
     CHECK_THAT(shown, Catch::Contains("cwd:     /w/\\e]0;title\\x07\n"));
     CHECK_THAT(shown, Catch::Contains("): retry\\r\\nsbx: approval needed"));
-    CHECK_THAT(shown, Catch::Contains("denied:  create /w/\\e[1A\\xff (rule; fix: fix)"));
+    CHECK_THAT(shown, Catch::Contains("denied:  create /w/\\e[1A\\xff (rule; fix: no flag suggested: fix)"));
     // Exactly one line starts with "sbx: " (each field's own lines are
     // indented, long ones folded).
     p.command = {"echo", std::string(500, 'x')};

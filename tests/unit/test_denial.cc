@@ -125,9 +125,9 @@ TEST_CASE("audit log lines are parsed into Landlock records only") {
 TEST_CASE("denials of the helper's domains, with hex-encoded paths decoded") {
     const auto d = landlock_denials(parse_audit_log(kLog), "/usr/libexec/codex-linux-sandbox");
     REQUIRE(d.size() == 3);
-    CHECK(d[0] == Denial{"fs.write_file", "/dev/tty", "", "", 0, "", "", ""});
-    CHECK(d[1] == Denial{"fs.make_reg,fs.refer", "/tmp/a b/c", "", "", 0, "", "", ""});
-    CHECK(d[2] == Denial{"net.connect_tcp", "", "127.0.0.1:8080", "", 0, "", "", ""});
+    CHECK(d[0] == Denial{"fs.write_file", "/dev/tty", "", "", 0, ""});
+    CHECK(d[1] == Denial{"fs.make_reg,fs.refer", "/tmp/a b/c", "", "", 0, ""});
+    CHECK(d[2] == Denial{"net.connect_tcp", "", "127.0.0.1:8080", "", 0, ""});
     CHECK(to_json(d[2]) == nlohmann::json{{"operation", "net.connect_tcp"}, {"address", "127.0.0.1:8080"}});
     // Any creator: the other sandboxer's domain counts too.
     CHECK(landlock_denials(parse_audit_log(kLog), "").size() == 4);
@@ -159,7 +159,7 @@ TEST_CASE("recorded denials: sandbox_denied only for a failure with a recorded d
     CHECK(a.reason == "recorded");
     CHECK(a.omitted == 7);
     REQUIRE(a.denials.size() == 1);
-    CHECK(a.denials[0] == Denial{"create", "/etc/x", "", "", 3, "touch", "", ""});
+    CHECK(a.denials[0] == Denial{"create", "/etc/x", "", "", 3, "touch"});
     CHECK(to_json(a.denials[0]) ==
           nlohmann::json{{"operation", "create"}, {"path", "/etc/x"}, {"pid", 3}, {"program", "touch"}});
 
@@ -201,9 +201,9 @@ TEST_CASE("recorded denials: the audit's are merged, the same path or address on
     HelperStatus helper;
     helper.denied.push_back(RecordedDenial{"write", "/etc/passwd", "", 2, "sh"});
     helper.denied.push_back(RecordedDenial{"connect", "", "10.0.0.1:443", 4, "curl"});
-    const std::vector<Denial> audit{{"fs.write_file", "/etc/passwd", "", "", 0, "", "", ""},
-                                    {"net.connect_tcp", "", "10.0.0.1:443", "", 0, "", "", ""},
-                                    {"scope.signal", "", "", "pid 1 (init)", 0, "", "", ""}};
+    const std::vector<Denial> audit{{"fs.write_file", "/etc/passwd", "", "", 0, ""},
+                                    {"net.connect_tcp", "", "10.0.0.1:443", "", 0, ""},
+                                    {"scope.signal", "", "", "pid 1 (init)", 0, ""}};
     const auto merged = merge_denials(helper.denied, audit);
     REQUIRE(merged.size() == 3);
     CHECK(merged[0].operation == "write");

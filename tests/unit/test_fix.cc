@@ -235,9 +235,9 @@ TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's g
     a.recorded = true;
     a.denials = {op("create", "/root/.npm/_cacache/x"), connect("127.0.0.1:9")};
     explain_denials(a, p, env);
-    CHECK(a.denials[0].rule == "not under a writable root");
-    CHECK(a.denials[0].fix == "-w /root/.npm");
-    CHECK(a.denials[1].fix == "-n full");
+    CHECK(a.denials[0].fix->rule == "not under a writable root");
+    CHECK(a.denials[0].fix->text() == "-w /root/.npm");
+    CHECK(a.denials[1].fix->text() == "-n full");
     CHECK_FALSE(a.guess);
 
     // cat /etc/shadow as a user: EACCES from the mode, on a path the policy reads.
@@ -252,7 +252,7 @@ TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's g
     REQUIRE(a.guess);
     CHECK(a.guess->operation == "write");
     CHECK(a.guess->path == "/root/.npm/_cacache/index-v5/04/5a");
-    CHECK(a.guess->fix == "-w /root/.npm");
+    CHECK(a.guess->fix->text() == "-w /root/.npm");
 
     // cd outside && touch f: "f" against the workspace is writable: the
     // command was elsewhere, and the note never suggests -w for the workspace.
@@ -260,8 +260,8 @@ TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's g
     explain_denials(a, p, env);
     REQUIRE(a.guess);
     CHECK(a.guess->path == "f");
-    CHECK(a.guess->rule.empty());
-    CHECK(a.guess->fix ==
+    CHECK(a.guess->fix->rule.empty());
+    CHECK(a.guess->fix->text() ==
           "no flag suggested: /w/f is writable: the command wrote elsewhere (--record-denials "
           "records where)");
     // A relative name that is not writable there: against the command's cwd.
@@ -269,7 +269,7 @@ TEST_CASE("explain_denials: each denial's rule and fix; the output heuristic's g
     env.cwd = "/w";
     explain_denials(a, p, env);
     CHECK(a.guess->path == "/etc/x");
-    CHECK(a.guess->fix == "-w /etc");
+    CHECK(a.guess->fix->text() == "-w /etc");
 }
 
 TEST_CASE("fix: with an allowlist, the allowlist's own flag, never -n full") {
@@ -286,11 +286,12 @@ TEST_CASE("fix: with an allowlist, the allowlist's own flag, never -n full") {
     CHECK(fix_for(p, connect("example.com:443"), env).text() ==
           "no flag suggested: the name is allowed, the address it resolved to is not (the proxy's note names it)");
     // The proxy's cap on its connections: a refusal of the proxy's own
-    // address that no flag allows, not a host to allow (--explain asks again).
-    Denial over = connect("127.0.0.1:3128");
-    over.rule = "sbx's proxy serves at most 64 connections at once";
-    over.fix = "no flag suggested: open fewer connections at once";
-    const Fix kept = fix_for(p, over, env);
-    CHECK(kept.rule == over.rule);
-    CHECK(kept.text() == over.fix);
+    // address that no flag allows, not a host to allow.
+    DenialAnalysis a;
+    a.denials = {connect("127.0.0.1:3128")};
+    const Fix over{"sbx's proxy serves at most 64 connections at once", {}, "open fewer connections at once"};
+    a.denials[0].fix = over;
+    explain_denials(a, p, env);
+    CHECK(a.denials[0].fix == over);  // kept, not asked again
+    CHECK(fix_for(p, a.denials[0], env) != over);
 }

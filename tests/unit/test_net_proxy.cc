@@ -72,9 +72,11 @@ TEST_CASE("the proxy refuses by name: HTTP 403 with the rule, SOCKS reply 2, eac
     const auto denials = proxy.finish();
     REQUIRE(denials.size() == 2);
     CHECK(denials[0] ==
-          ProxyDenial{"evil.invalid", 443, "no allow-domain matches evil.invalid", "--allow-domain evil.invalid"});
+          ProxyDenial{"evil.invalid", 443,
+                      Fix{"no allow-domain matches evil.invalid", {.allow_domains = {"evil.invalid"}}, ""}});
     CHECK(denials[1] ==
-          ProxyDenial{"bad.invalid", 80, "no allow-domain matches bad.invalid", "--allow-domain bad.invalid"});
+          ProxyDenial{"bad.invalid", 80,
+                      Fix{"no allow-domain matches bad.invalid", {.allow_domains = {"bad.invalid"}}, ""}});
 }
 
 TEST_CASE("the proxy ends cleanly with a connection still open and no listener ever sent") {
@@ -159,8 +161,9 @@ TEST_CASE("the proxy serves at most its cap of connections at once; one more is 
 
     const auto denials = proxy.finish();  // returns: the live tunnels were shut down
     REQUIRE(denials.size() == 1);
-    CHECK(denials[0] == ProxyDenial{"127.0.0.1", kProxyPort, "sbx's proxy serves at most 2 connections at once",
-                                    "no flag suggested: open fewer connections at once"});
+    CHECK(denials[0] ==
+          ProxyDenial{"127.0.0.1", kProxyPort,
+                      Fix{"sbx's proxy serves at most 2 connections at once", {}, "open fewer connections at once"}});
 }
 
 TEST_CASE("under --limit-procs the proxy's refusal names it") {
@@ -173,8 +176,8 @@ TEST_CASE("under --limit-procs the proxy's refusal names it") {
     CHECK(tunnel(second.get(), upstream.port).starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
     const auto denials = proxy.finish();
     REQUIRE(denials.size() == 1);
-    CHECK(denials[0].rule ==
+    CHECK(denials[0].fix.rule ==
           "sbx's proxy serves at most 1 connection at once: two threads each, counted against --limit-procs 3");
-    CHECK(denials[0].fix ==
+    CHECK(denials[0].fix.text() ==
           "no flag suggested: open fewer connections at once, or raise --limit-procs by two per connection");
 }

@@ -68,6 +68,25 @@ TEST_CASE("policy delta: the flags, in one order, as a shell reads them") {
     CHECK(flags_text(PolicyDelta{.network = Network::Limited}) == "-n limited");
 }
 
+TEST_CASE("policy delta: as JSON, each field that changes something") {
+    CHECK(to_json(PolicyDelta{}) == nlohmann::json::object());
+    const PolicyDelta d{.mode = Mode::WorkspaceWrite,
+                        .network = Network::Full,
+                        .writable_roots = {"/root/.npm"},
+                        .unprotect = {".git"},
+                        .git_write = true,
+                        .read_only = {"/w/src"},
+                        .allow_domains = {"pkg.dev"}};
+    CHECK(to_json(d) == nlohmann::json{{"mode", "workspace-write"},
+                                       {"network", "full"},
+                                       {"writable_roots", {"/root/.npm"}},
+                                       {"unprotect", {".git"}},
+                                       {"git_write", true},
+                                       {"read_only", {"/w/src"}},
+                                       {"allow_domains", {"pkg.dev"}}});
+    CHECK(to_json(PolicyDelta{.writable_roots = {"/etc"}}) == nlohmann::json{{"writable_roots", {"/etc"}}});
+}
+
 TEST_CASE("policy delta: merged, the last mode, the widest network, each once, no root below another") {
     const PolicyDelta m = merged({PolicyDelta{.network = Network::Limited, .writable_roots = {"/opt/data/sub"}},
                                   PolicyDelta{.mode = Mode::WorkspaceWrite, .unprotect = {".git"}},

@@ -134,14 +134,16 @@ TEST_CASE("the heuristic's note: the message, the path it names, its rule and fi
                             "",
                             0,
                             "",
-                            "read :root (read-only preset): nothing is writable but /dev/null",
-                            "-p workspace-write -w /etc"};
+                            "",
+                            Fix{"read :root (read-only preset): nothing is writable but /dev/null",
+                                {.mode = Mode::WorkspaceWrite, .writable_roots = {"/etc"}},
+                                ""}};
     CHECK(denial_note(r) ==
           "sbx: the sandbox likely denied this (read-only file system): write /etc/x (read :root "
           "(read-only preset): nothing is writable but /dev/null; allow with -p workspace-write "
           "-w /etc)\n");
     r.denial.guess =
-        Denial{"write", "f", "", "", 0, "", "", "no flag suggested: /w/f is writable: the command wrote elsewhere"};
+        Denial{"write", "f", "", "", 0, "", "", Fix{"", {}, "/w/f is writable: the command wrote elsewhere"}};
     CHECK(denial_note(r) ==
           "sbx: the sandbox likely denied this (read-only file system): write f (no flag "
           "suggested: /w/f is writable: the command wrote elsewhere)\n");
@@ -153,35 +155,32 @@ TEST_CASE("exact denials: one summary line, the count and the first with its rul
     RunReport r = sample();
     r.denial = {};
     r.denial.recorded = true;
-    r.denial.denials = {
-        Denial{"create", "/root/.npm/_cacache", "", "", 3, "npm", "not under a writable root", "-w /root/.npm"},
-        Denial{"create", "/root/.npm/_logs", "", "", 3, "npm", "not under a writable root", "-w /root/.npm"}};
+    const Fix npm{"not under a writable root", {.writable_roots = {"/root/.npm"}}, ""};
+    r.denial.denials = {Denial{"create", "/root/.npm/_cacache", "", "", 3, "npm", "", npm},
+                        Denial{"create", "/root/.npm/_logs", "", "", 3, "npm", "", npm}};
     r.denial.omitted = 1;
     // Also when the command exited 0: the user asked for the record.
     CHECK(denial_note(r) ==
           "sbx: denied 3 operations; first: create /root/.npm/_cacache (not under a writable "
           "root; allow with -w /root/.npm)\n");
     r.denial.omitted = 0;
-    r.denial.denials = {Denial{"connect", "", "127.0.0.1:8080", "", 4, "curl",
-                               "network restricted: no sockets except AF_UNIX socketpair", "-n full"}};
+    r.denial.denials = {
+        Denial{"connect", "", "127.0.0.1:8080", "", 4, "curl", "",
+               Fix{"network restricted: no sockets except AF_UNIX socketpair", {.network = Network::Full}, ""}}};
     CHECK(denial_note(r) ==
           "sbx: denied 1 operation; first: connect 127.0.0.1:8080 (network restricted: no "
           "sockets except AF_UNIX socketpair; allow with -n full)\n");
-    r.denial.denials[0] = Denial{"write",
-                                 "/root/.bashrc",
-                                 "",
-                                 "",
-                                 4,
-                                 "sh",
-                                 "not under a writable root",
-                                 "no flag suggested: that would make $HOME writable"};
+    r.denial.denials[0] = Denial{"write", "/root/.bashrc",
+                                 "",      "",
+                                 4,       "sh",
+                                 "",      Fix{"not under a writable root", {}, "that would make $HOME writable"}};
     CHECK(denial_note(r) ==
           "sbx: denied 1 operation; first: write /root/.bashrc (not under a writable root; no "
           "flag suggested: that would make $HOME writable)\n");
     // Audit's, without the recorder: only when the command failed of one.
     r.denial.recorded = false;
     r.denial.denials = {Denial{"scope.signal", "", "", "pid 1 (init)", 0, "", "",
-                               "no flag suggested: only -p danger-full-access (no sandbox) allows it"}};
+                               Fix{"", {}, "only -p danger-full-access (no sandbox) allows it"}}};
     CHECK_FALSE(denial_note(r));
     r.denial.sandbox_denied = true;
     CHECK(denial_note(r) ==
