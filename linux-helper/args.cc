@@ -74,6 +74,8 @@ constexpr const char* kHelp =
 
 }  // namespace
 
+std::string_view help_text() { return kHelp; }
+
 void usage_error(const std::string& reason) { fail("arguments", reason, kUsage); }
 
 namespace {
@@ -136,6 +138,13 @@ constexpr OptionSpec kOptions[] = {
 
 }  // namespace
 
+std::vector<std::string_view> option_names() {
+    std::vector<std::string_view> out;
+    for (const auto& o : kOptions)
+        if (o.opt != Opt::InnerStage) out.push_back(o.name);
+    return out;
+}
+
 // The older form takes two positional arguments, DIR and JSON, first.
 Args parse_args(int argc, char** argv) {
     Args args;
@@ -187,7 +196,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::RecordDenials: args.record_denials = true; break;
             case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::PrivateTerminal: args.private_terminal = true; break;
-            case Opt::Help: write_all(STDOUT_FILENO, kHelp); std::exit(0);
+            case Opt::Help: write_all(STDOUT_FILENO, help_text()); std::exit(0);
             case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
             case Opt::TransparentTcp: args.transparent_tcp = true; break;
             case Opt::InnerStage:

@@ -13,6 +13,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "managed_network.h"
 
@@ -39,6 +41,11 @@ struct Args {
 // --help prints the help and exits 0.  Throws StepError ("arguments") for
 // anything else that is wrong.
 Args parse_args(int argc, char** argv);
+
+// What --help prints, and the options parse_args takes but Codex's inner
+// stages (which --help does not list).
+std::string_view help_text();
+std::vector<std::string_view> option_names();
 
 // A refusal of the arguments, with the usage line as its fix.
 [[noreturn]] void usage_error(const std::string& reason);

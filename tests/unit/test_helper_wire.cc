@@ -77,6 +77,23 @@ Parsed through_the_wire(const CanonicalPolicy& policy, bool record_denials, bool
 
 }  // namespace
 
+TEST_CASE("helper wire: --help lists each option the helper takes, and no other") {
+    const std::string_view help = helper::help_text();
+    const auto names = helper::option_names();
+    for (const auto name : names) {
+        INFO(name);
+        CHECK(help.find(name) != std::string_view::npos);
+    }
+    // Each "--word" of the text is an option.
+    for (std::size_t at = help.find("--"); at != std::string_view::npos; at = help.find("--", at + 2)) {
+        const std::size_t end = help.find_first_of(" =]\n,;)", at);
+        const std::string_view word = help.substr(at, end - at);
+        if (word == "--" || word == "--option") continue;  // the end of the options; "--option=VALUE"
+        INFO(word);
+        CHECK(std::find(names.begin(), names.end(), word) != names.end());
+    }
+}
+
 TEST_CASE("helper wire: sbx's argv parses back into the same policy and options") {
     PolicyInput in;
     in.mode = Mode::WorkspaceWrite;
