@@ -10,50 +10,43 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/doctor_report.h"
 #include "cli/options.h"
 #include "cli/probes.h"
 #include "exec/backend.h"
 
 namespace sbx::cli {
+namespace {
+
+// The live probes through sandbox-exec, in scratch directories.
+std::vector<probes::Probe> run_probes(const PlatformPaths& paths, bool sandbox_exec) {
+    if (!sandbox_exec)
+        return {probes::probe_not_run("sandbox-exec", "sandbox-exec is installed",
+                                      paths.sandbox_exec + " is missing or not executable")};
+    probes::TempDir ws, outside;
+    const probes::ProbeTarget sandbox{TargetOs::MacOs, paths};
+    return {probes::probe_read_only(sandbox, ws.path()),
+            probes::probe_workspace_write(sandbox, ws.path(), outside.path())};
+}
+
+}  // namespace
 
 int doctor_command(const DoctorArgs& args) {
-    nlohmann::json report;
     utsname uts{};
     ::uname(&uts);
-    report["platform"] = "macos";
-    report["kernel"] = uts.release;
-    report["supervisor"] = exec::kSupervisorBackend;
     const PlatformPaths paths{};
     const bool sandbox_exec = probes::is_executable(paths.sandbox_exec.c_str());
-    report["sandbox_exec"] = {{"path", paths.sandbox_exec}, {"found", sandbox_exec}};
-    std::vector<probes::Probe> results;
-    if (sandbox_exec) {
-        probes::TempDir ws, outside;
-        const probes::ProbeTarget sandbox{TargetOs::MacOs, paths};
-        results.push_back(probes::probe_read_only(sandbox, ws.path()));
-        results.push_back(probes::probe_workspace_write(sandbox, ws.path(), outside.path()));
-    } else {
-        probes::Probe p{"sandbox-exec"};
-        p.check("sandbox-exec is installed", false, paths.sandbox_exec + " is missing or not executable");
-        results.push_back(p);
-    }
-    bool all = true;
-    report["probes"] = nlohmann::json::array();
-    for (const auto& p : results) {
-        report["probes"].push_back(probes::to_json(p));
-        all = all && p.enforced;
-    }
-    report["enforced"] = all;
-    if (args.json) {
-        fmt::print("{}\n", report.dump(2));
-        return all ? 0 : 1;
-    }
-    fmt::print("kernel:           Darwin {}\n", uts.release);
-    fmt::print("sandbox-exec:     {}\n", sandbox_exec ? paths.sandbox_exec : "missing: " + paths.sandbox_exec);
-    fmt::print("supervisor:       {}\n", exec::kSupervisorBackend);
-    for (const auto& p : results) fmt::print("{}", probes::to_text(p));
-    fmt::print("{}\n", all ? "every mode is enforced" : "some modes are NOT enforced");
-    return all ? 0 : 1;
+    DoctorReport report;
+    report.facts = {{"platform", "macos"},
+                    {"kernel", uts.release},
+                    {"supervisor", exec::kSupervisorBackend},
+                    {"sandbox_exec", {{"path", paths.sandbox_exec}, {"found", sandbox_exec}}}};
+    report.facts_text = fmt::format("kernel:           Darwin {}\n", uts.release);
+    report.facts_text +=
+        fmt::format("sandbox-exec:     {}\n", sandbox_exec ? paths.sandbox_exec : "missing: " + paths.sandbox_exec);
+    report.facts_text += fmt::format("supervisor:       {}\n", exec::kSupervisorBackend);
+    report.probes = run_probes(paths, sandbox_exec);
+    return print_doctor_report(report, args.json);
 }
 
 }  // namespace sbx::cli

@@ -27,6 +27,12 @@ std::optional<std::string> read_small_file(const std::string& path) {
     return text;
 }
 
+Probe probe_not_run(const std::string& mode, const std::string& check, const std::string& why) {
+    Probe p{mode};
+    p.check(check, false, why);
+    return p;
+}
+
 TempDir::TempDir() {
     const char* base = std::getenv("TMPDIR");
     std::string pattern = std::string(base && *base ? base : "/tmp") + "/sbx-doctor-XXXXXX";

@@ -1,7 +1,8 @@
 // What this machine can enforce, found out on the machine itself: its
 // settings, a user namespace made in a child, and a live probe per mode
 // through the real helper under the supervisor.  sbx doctor prints them
-// (cli/doctor.cc, cli/doctor_macos.cc).  Shared: probes.cc; Linux's: probes_linux.cc.
+// (cli/doctor.cc, cli/doctor_macos.cc, cli/doctor_report.cc).  Shared: probes.cc;
+// Linux's: probes_linux.cc.
 #pragma once
 
 #include <optional>
@@ -90,6 +91,9 @@ struct Probe {
         enforced = enforced && ok;
     }
 };
+
+// A probe that could not run at all: its one check, failed, says why.
+Probe probe_not_run(const std::string& mode, const std::string& check, const std::string& why);
 
 // A scratch directory in $TMPDIR (else /tmp), removed at the end; an empty
 // path when it cannot be made.
