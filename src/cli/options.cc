@@ -425,91 +425,116 @@ void check_command_word(const CLI::App& app, const std::vector<std::string>& wor
                             name == "run" ? " -- ..." : ""));
 }
 
-}  // namespace
+// sbx's words, with the command after the first "--" split off: CLI11
+// hands "--" back to the parent app, so it cannot split it itself; without
+// "--", prefix_command() collects the command.
+struct Words {
+    std::vector<std::string> sbx;
+    std::vector<std::string> after_dashes;  // {""}: "--" with nothing after, caught later
+};
 
-int main(int argc, char** argv) {
-    CLI::App app{
-        "sbx runs one command under an OS sandbox described by a small policy, and reports what "
-        "happened.",
-        "sbx"};
-    app.set_version_flag("--version", "sbx " SBX_VERSION);
-    app.require_subcommand(1);
-    app.footer(kExitCodes);
-    app.formatter(std::make_shared<HelpFormatter>());  // subcommands inherit it
-
-    // CLI11 hands "--" back to the parent app, so the command after the first
-    // "--" is split off here; without "--", prefix_command() collects it.
-    std::vector<std::string> words(argv + 1, argv + argc);
-    std::vector<std::string> after_dashes;
-    if (auto dd = std::find(words.begin(), words.end(), "--"); dd != words.end()) {
-        after_dashes.assign(dd + 1, words.end());
-        words.erase(dd, words.end());
-        if (after_dashes.empty()) after_dashes.push_back("");  // "--" with nothing after: caught below
+Words split_at_dashes(int argc, char** argv) {
+    Words w;
+    w.sbx.assign(argv + 1, argv + argc);
+    if (auto dd = std::find(w.sbx.begin(), w.sbx.end(), "--"); dd != w.sbx.end()) {
+        w.after_dashes.assign(dd + 1, w.sbx.end());
+        w.sbx.erase(dd, w.sbx.end());
+        if (w.after_dashes.empty()) w.after_dashes.push_back("");
     }
-    const Wanted in_argv(words);
-    const std::vector<std::string> sbx_words = words;  // before CLI11 reverses them
+    return w;
+}
 
-    RunArgs run_args;
-    PolicyText run_policy;
-    RunText run_text;
-    CLI::App* run = app.add_subcommand("run", "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
-    add_policy_options(*run, in_argv, run_args.policy, run_policy);
-    add_run_options(*run, in_argv, run_args, run_text);
+// Each command: its subcommand, and what CLI11 fills in for it.
+struct RunCommand {
+    CLI::App* app = nullptr;
+    RunArgs args;
+    PolicyText policy;
+    RunText text;
+};
+struct PolicyCommand {
+    CLI::App* app = nullptr;
+    PolicyCommandArgs args;
+    PolicyText policy;
+};
+struct CheckCommand {
+    CLI::App* app = nullptr;
+    CheckArgs args;
+    PolicyText policy;
+};
+struct Commands {
+    RunCommand run;
+    PolicyCommand policy;
+    CheckCommand check;
+    CLI::App* doctor = nullptr;
+    DoctorArgs doctor_args;
+    CLI::App* trust = nullptr;
+    TrustArgs trust_args;
+};
+
+void add_run_command(CLI::App& app, const Wanted& in_argv, RunCommand& c) {
+    c.app = app.add_subcommand("run", "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
+    add_policy_options(*c.app, in_argv, c.args.policy, c.policy);
+    add_run_options(*c.app, in_argv, c.args, c.text);
     // Everything from the first word that is not an option of run is the command.
-    run->prefix_command();
+    c.app->prefix_command();
+}
 
-    PolicyCommandArgs policy_args;
-    PolicyText policy_policy;
-    CLI::App* policy = app.add_subcommand("policy", "Print the canonical policy (text, --json, or --seatbelt)");
-    add_policy_options(*policy, in_argv, policy_args.policy, policy_policy);
-    Adder policy_flags(*policy, in_argv, "Options");
-    policy_flags.flag("--json", policy_args.json, "Print the canonical JSON");
-    policy_flags.flag("--seatbelt", policy_args.seatbelt, "Print the macOS Seatbelt profile it yields");
-    policy_flags.flag("--relative", policy_args.relative,
-                      "Print it as a project policy for .sbx/policy.json: the canonical JSON with paths in the "
-                      "workspace relative to it, without the workspace and the derived keys");
-    policy->footer(kPolicyExitCodes);
+void add_policy_command(CLI::App& app, const Wanted& in_argv, PolicyCommand& c) {
+    c.app = app.add_subcommand("policy", "Print the canonical policy (text, --json, or --seatbelt)");
+    add_policy_options(*c.app, in_argv, c.args.policy, c.policy);
+    Adder flags(*c.app, in_argv, "Options");
+    flags.flag("--json", c.args.json, "Print the canonical JSON");
+    flags.flag("--seatbelt", c.args.seatbelt, "Print the macOS Seatbelt profile it yields");
+    flags.flag("--relative", c.args.relative,
+               "Print it as a project policy for .sbx/policy.json: the canonical JSON with paths in the "
+               "workspace relative to it, without the workspace and the derived keys");
+    c.app->footer(kPolicyExitCodes);
+}
 
-    CheckArgs check_args;
-    PolicyText check_policy;
-    CLI::App* check = app.add_subcommand(
+void add_check_command(CLI::App& app, const Wanted& in_argv, CheckCommand& c) {
+    c.app = app.add_subcommand(
         "check", "Answer, per query, whether the policy allows it and which rule decided (exit 1 if any denied)");
     auto query = [&](const char* flag, CheckQuery::Kind kind, const char* help) {
         if (!in_argv(flag)) return;
-        check
+        c.app
             ->add_option_function<std::vector<std::string>>(
                 flag,
-                [&check_args, kind](const std::vector<std::string>& v) {
-                    for (const auto& t : v) check_args.queries.push_back({kind, t});
+                [&queries = c.args.queries, kind](const std::vector<std::string>& v) {
+                    for (const auto& t : v) queries.push_back({kind, t});
                 },
                 help)
             ->trigger_on_parse()  // keep the queries in command-line order
             ->group("Queries");
     };
-    add_policy_options(*check, in_argv, check_args.policy, check_policy);
+    add_policy_options(*c.app, in_argv, c.args.policy, c.policy);
     query("--read", CheckQuery::Kind::Read, "May the command read PATH?");
     query("--write", CheckQuery::Kind::Write, "May the command write PATH?");
     query("--exec", CheckQuery::Kind::Exec, "May the command execute PATH?");
     query("--connect", CheckQuery::Kind::Connect, "May the command connect to HOST:PORT?");
-    Adder(*check, in_argv, "Options").flag("--json", check_args.json, "Print the answers as JSON");
-    check->footer(kCheckExitCodes);
+    Adder(*c.app, in_argv, "Options").flag("--json", c.args.json, "Print the answers as JSON");
+    c.app->footer(kCheckExitCodes);
+}
 
-    DoctorArgs doctor_args;
-    CLI::App* doctor =
+// The subcommands, in the order of sbx --help.
+void add_commands(CLI::App& app, const Wanted& in_argv, Commands& c) {
+    add_run_command(app, in_argv, c.run);
+    add_policy_command(app, in_argv, c.policy);
+    add_check_command(app, in_argv, c.check);
+    c.doctor =
         app.add_subcommand("doctor", "Report what this machine can enforce, proven by a live probe under each mode");
-    Adder(*doctor, in_argv, "Options").flag("--json", doctor_args.json, "Print the report as JSON");
-    doctor->footer(kDoctorExitCodes);
-
-    TrustArgs trust_args;
-    CLI::App* trust = app.add_subcommand(
+    Adder(*c.doctor, in_argv, "Options").flag("--json", c.doctor_args.json, "Print the report as JSON");
+    c.doctor->footer(kDoctorExitCodes);
+    c.trust = app.add_subcommand(
         "trust", "Trust a project policy's exact content, so that it may widen the sandbox: sbx trust [PATH]");
-    trust->add_option("path", trust_args.path, "The project policy (default: .sbx/policy.json)");
-    Adder(*trust, in_argv, "Options")
-        .flag("--revoke", trust_args.revoke, "Stop trusting it: it may then only narrow the sandbox");
-    trust->footer(kTrustExitCodes);
+    c.trust->add_option("path", c.trust_args.path, "The project policy (default: .sbx/policy.json)");
+    Adder(*c.trust, in_argv, "Options")
+        .flag("--revoke", c.trust_args.revoke, "Stop trusting it: it may then only narrow the sandbox");
+    c.trust->footer(kTrustExitCodes);
+}
 
-    check_command_word(app, words);
-
+// CLI11's parse of sbx's words; the exit status where it printed the help
+// or the version instead.
+std::optional<int> parse_words(CLI::App& app, std::vector<std::string> words) {
     std::reverse(words.begin(), words.end());  // CLI11 parses a reversed vector
     try {
         app.parse(words);
@@ -523,46 +548,76 @@ int main(int argc, char** argv) {
         std::string where = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name() + " ";
         throw Error(fmt::format("{}; see 'sbx {}--help'", one_line(e.what()), where));
     }
+    return std::nullopt;
+}
 
-    if (!after_dashes.empty() && !run->parsed())
+int finish_and_run(RunCommand& c, const Words& words, const char* argv0) {
+    std::vector<std::string> command = c.app->remaining();
+    if (!words.after_dashes.empty()) {
+        if (!command.empty())
+            throw Error(
+                fmt::format("run: '{}' before '--' is not an option of run; see 'sbx run --help'", command.front()));
+        command = words.after_dashes;
+        if (command == std::vector<std::string>{""}) command.clear();
+    }
+    // sbx's own words: what precedes the command (given without "--", it ends the words).
+    c.args.invocation.assign(1, argv0);
+    c.args.invocation.insert(
+        c.args.invocation.end(), words.sbx.begin(),
+        words.sbx.end() - static_cast<std::ptrdiff_t>(words.after_dashes.empty() ? command.size() : 0));
+    try {
+        finish_policy(c.policy, c.args.policy);
+        finish_run(c.text, c.args, command);
+    } catch (const Error& e) {
+        // One format asked for (both at once is itself the refusal).
+        if (c.text.json != c.text.events) print_refusal_result(c.text.json, command, "", e.what());
+        throw;
+    }
+    return run_command(c.args);
+}
+
+int finish_and_run(PolicyCommand& c) {
+    finish_policy(c.policy, c.args.policy);
+    if (int(c.args.json) + int(c.args.seatbelt) + int(c.args.relative) > 1)
+        throw Error("--json, --seatbelt and --relative: choose one");
+    return policy_command(c.args);
+}
+
+int finish_and_run(CheckCommand& c) {
+    finish_policy(c.policy, c.args.policy);
+    if (c.args.queries.empty()) throw Error("check: no query (give --read, --write, --exec or --connect)");
+    return check_command(c.args);
+}
+
+// The command CLI11 found, its options finished, run.
+int run_parsed(Commands& c, const Words& words, const char* argv0) {
+    if (!words.after_dashes.empty() && !c.run.app->parsed())
         throw Error("'--' is only for sbx run, before the command; see 'sbx --help'");
-    if (run->parsed()) {
-        std::vector<std::string> command = run->remaining();
-        if (!after_dashes.empty()) {
-            if (!command.empty())
-                throw Error(fmt::format("run: '{}' before '--' is not an option of run; see 'sbx run --help'",
-                                        command.front()));
-            command = after_dashes;
-            if (command == std::vector<std::string>{""}) command.clear();
-        }
-        // sbx's own words: what precedes the command (given without "--", it ends the words).
-        run_args.invocation.assign(1, argv[0]);
-        run_args.invocation.insert(
-            run_args.invocation.end(), sbx_words.begin(),
-            sbx_words.end() - static_cast<std::ptrdiff_t>(after_dashes.empty() ? command.size() : 0));
-        try {
-            finish_policy(run_policy, run_args.policy);
-            finish_run(run_text, run_args, command);
-        } catch (const Error& e) {
-            // One format asked for (both at once is itself the refusal).
-            if (run_text.json != run_text.events) print_refusal_result(run_text.json, command, "", e.what());
-            throw;
-        }
-        return run_command(run_args);
-    }
-    if (policy->parsed()) {
-        finish_policy(policy_policy, policy_args.policy);
-        if (int(policy_args.json) + int(policy_args.seatbelt) + int(policy_args.relative) > 1)
-            throw Error("--json, --seatbelt and --relative: choose one");
-        return policy_command(policy_args);
-    }
-    if (check->parsed()) {
-        finish_policy(check_policy, check_args.policy);
-        if (check_args.queries.empty()) throw Error("check: no query (give --read, --write, --exec or --connect)");
-        return check_command(check_args);
-    }
-    if (trust->parsed()) return trust_command(trust_args);
-    return doctor_command(doctor_args);
+    if (c.run.app->parsed()) return finish_and_run(c.run, words, argv0);
+    if (c.policy.app->parsed()) return finish_and_run(c.policy);
+    if (c.check.app->parsed()) return finish_and_run(c.check);
+    if (c.trust->parsed()) return trust_command(c.trust_args);
+    return doctor_command(c.doctor_args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "sbx runs one command under an OS sandbox described by a small policy, and reports what "
+        "happened.",
+        "sbx"};
+    app.set_version_flag("--version", "sbx " SBX_VERSION);
+    app.require_subcommand(1);
+    app.footer(kExitCodes);
+    app.formatter(std::make_shared<HelpFormatter>());  // subcommands inherit it
+
+    const Words words = split_at_dashes(argc, argv);
+    Commands commands;
+    add_commands(app, Wanted(words.sbx), commands);
+    check_command_word(app, words.sbx);
+    if (const auto exit_status = parse_words(app, words.sbx)) return *exit_status;
+    return run_parsed(commands, words, argv[0]);
 }
 
 PolicyArgs parse_policy_options(const std::vector<std::string>& words) {
