@@ -79,18 +79,9 @@ std::optional<ProjectPolicy> read_project_policy(const std::string& workspace, c
     return out;
 }
 
-// A policy input, every source in, resolved as sbx run will find the
-// filesystem: its missing writable roots and sbx's own directories made.
-ResolvedPolicyArgs resolve_input(PolicyInput input, const Environment& env) {
-    // Every source is in: a mode none of them named is the default, and
-    // writable roots under it are a contradiction that resolve() reports.
-    // (A list of entries decides the mode itself: resolve() derives it.)
-    if (!input.mode && !input.entries) {
-        input.mode = Mode::ReadOnly;
-        input.mode_source = "default";
-    }
-    // A writable root named but not made yet (~/.cache/pip on a fresh CI
-    // runner): made by sbx run, the last component only, where this user may.
+// The writable roots named but not made yet (~/.cache/pip on a fresh CI
+// runner): made by sbx run, the last component only, where this user may.
+std::vector<std::string> makeable_missing_roots(const PolicyInput& input, const Environment& env) {
     std::vector<std::string> missing;
     if (input.mode == Mode::WorkspaceWrite || input.entries) missing = missing_writable_roots(input, env);
     for (const auto& dir : missing) {
@@ -101,78 +92,106 @@ ResolvedPolicyArgs resolve_input(PolicyInput input, const Environment& env) {
                             "make it first",
                             dir, parent, std::strerror(errno)));
     }
-    CanonicalPolicy policy = resolve(input, with_directories(env, missing));
+    return missing;
+}
+
+// The user's config directory where a writable root holds it: its path
+// (the real path of what exists, the missing names after it) and the
+// directories to make; nullopt where it is not to be held.
+struct HeldConfigDirectory {
+    std::string path;
+    std::vector<std::string> to_make;
+};
+
+std::optional<HeldConfigDirectory> held_config_directory(const CanonicalPolicy& policy, const Environment& env) {
+    const std::string config = sbx_config_directory(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+    if (config.empty() || !policy.sandboxed_filesystem()) return std::nullopt;
+    std::string existing = config;
+    std::vector<std::string> names;
+    std::optional<std::string> real;
+    while (!(real = env.realpath(existing)) && existing != "/") {
+        names.push_back(base_name(existing));
+        existing = parent_path(existing);
+    }
+    HeldConfigDirectory held{real.value_or("/"), {}};
+    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+        held.path = child_path(held.path, *it);
+        held.to_make.push_back(held.path);
+    }
+    if (real && env.is_directory(*real) && decide_path(policy, held.path).access == FsAccess::Write &&
+        (held.to_make.empty() || ::access(parent_path(held.to_make.front()).c_str(), W_OK) == 0))
+        return held;
+    return std::nullopt;
+}
+
+// A policy input, every source in, resolved as sbx run will find the
+// filesystem: its missing writable roots and sbx's own directories made.
+ResolvedPolicyArgs resolve_input(PolicyInput input, const Environment& env) {
+    // Every source is in: a mode none of them named is the default, and
+    // writable roots under it are a contradiction that resolve() reports.
+    // (A list of entries decides the mode itself: resolve() derives it.)
+    if (!input.mode && !input.entries) {
+        input.mode = Mode::ReadOnly;
+        input.mode_source = "default";
+    }
+    const std::vector<std::string> missing = makeable_missing_roots(input, env);
+    std::vector<std::string> state_dirs;
+    // Resolved as it will be once sbx run has made these directories.
+    auto resolve_made = [&] {
+        auto all = missing;
+        all.insert(all.end(), state_dirs.begin(), state_dirs.end());
+        return resolve(input, with_directories(env, all));
+    };
+    CanonicalPolicy policy = resolve_made();
     // sbx's state directory inside a writable root is held read-only; a
     // missing one is made by sbx run, so that it alone is held (not the
     // first missing directory above it, ~/.local, say).
-    std::vector<std::string> state_dirs;
     if (const auto state = held_state_directory(policy, env);
         state && !state->missing.empty() && ::access(parent_path(state->missing.front()).c_str(), W_OK) == 0) {
         state_dirs = state->missing;
-        auto all = missing;
-        all.insert(all.end(), state_dirs.begin(), state_dirs.end());
-        policy = resolve(input, with_directories(env, all));
+        policy = resolve_made();
     }
     // The user's config directory likewise (a workspace at $HOME): a read
     // entry holds it read-only inside the writable root, made first (0700)
     // where it is missing, so that no command writes the defaults of a later
     // run.  An entry of the user's own that names it with write wins.
-    if (const std::string config = sbx_config_directory(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
-        !config.empty() && policy.sandboxed_filesystem()) {
-        std::string existing = config;
-        std::vector<std::string> names;
-        std::optional<std::string> real;
-        while (!(real = env.realpath(existing)) && existing != "/") {
-            names.push_back(base_name(existing));
-            existing = parent_path(existing);
-        }
-        std::string path = real.value_or("/");
-        std::vector<std::string> to_make;
-        for (auto it = names.rbegin(); it != names.rend(); ++it) {
-            path = child_path(path, *it);
-            to_make.push_back(path);
-        }
-        if (real && env.is_directory(*real) && decide_path(policy, path).access == FsAccess::Write &&
-            (to_make.empty() || ::access(parent_path(to_make.front()).c_str(), W_OK) == 0)) {
-            input.extra_entries.push_back(
-                {{FsTarget::Kind::Path, path}, FsAccess::Read, std::string(kConfigDirectoryRule)});
-            state_dirs.insert(state_dirs.end(), to_make.begin(), to_make.end());
-            auto all = missing;
-            all.insert(all.end(), state_dirs.begin(), state_dirs.end());
-            policy = resolve(input, with_directories(env, all));
-        }
+    if (const auto config = held_config_directory(policy, env)) {
+        input.extra_entries.push_back(
+            {{FsTarget::Kind::Path, config->path}, FsAccess::Read, std::string(kConfigDirectoryRule)});
+        state_dirs.insert(state_dirs.end(), config->to_make.begin(), config->to_make.end());
+        policy = resolve_made();
     }
     return {std::move(policy), missing, state_dirs};
 }
 
-}  // namespace
+// A policy document's input.  Its own derived keys must agree with that
+// document alone (as it will be once the writable roots it names are made).
+PolicyInput load_document(const std::string& text, const std::string& source, const Environment& env) {
+    const auto missing = missing_writable_roots(input_from_document_text(text, source, env.cwd), env);
+    return read_policy_document(text, source, with_directories(env, missing)).input;
+}
 
-ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
-    Environment env = system_environment();
-    env.cwd = workspace_cwd;
-    // A document's own derived keys must agree with that document alone.
-    // (as it will be once the writable roots it names are made).
-    auto load = [&env](const std::string& text, const std::string& source) {
-        const auto missing = missing_writable_roots(input_from_document_text(text, source, env.cwd), env);
-        return read_policy_document(text, source, with_directories(env, missing)).input;
-    };
-
-    // Precedence, later wins: built-in defaults, the user's config, the
-    // project policy, the policy file, --policy-json, the flags.
-    std::vector<PolicyLayer> before, after;
+// The policy's sources on either side of the project policy, and the
+// configuration files looked at.
+struct PolicySources {
+    std::vector<PolicyLayer> before;  // the user's config
+    std::vector<PolicyLayer> after;   // the policy file, --policy-json, the flags
     std::vector<std::string> files;
-    if (!args.no_config) {
-        if (const std::string dir = sbx_config_directory(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
-            !dir.empty()) {
-            const std::string path = dir + "/" + std::string(kUserConfigName);
-            if (env.lexists(path)) {
-                before.push_back({"user config " + path, load(read_policy_file(path, path), path)});
-                files.push_back("user config " + path);
-            } else {
-                files.push_back("user config " + path + " (none)");
-            }
-        }
+};
+
+void add_user_config(const Environment& env, PolicySources& sources) {
+    const std::string dir = sbx_config_directory(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+    if (dir.empty()) return;
+    const std::string path = dir + "/" + std::string(kUserConfigName);
+    if (env.lexists(path)) {
+        sources.before.push_back({"user config " + path, load_document(read_policy_file(path, path), path, env)});
+        sources.files.push_back("user config " + path);
+    } else {
+        sources.files.push_back("user config " + path + " (none)");
     }
+}
+
+void add_given_sources(const PolicyArgs& args, const Environment& env, PolicySources& sources) {
     std::optional<std::string> file = args.policy_file;
     std::string file_source = "--policy-file " + file.value_or("");
     if (!file) {
@@ -181,52 +200,74 @@ ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string
             file_source = fmt::format("$SBX_POLICY_FILE ({})", f);
         }
     }
-    if (file) after.push_back({file_source, load(read_policy_file(*file, file_source), file_source)});
-    if (args.policy_json) after.push_back({"--policy-json", load(*args.policy_json, "--policy-json")});
-    after.push_back({"command line", args.flags});
+    if (file)
+        sources.after.push_back({file_source, load_document(read_policy_file(*file, file_source), file_source, env)});
+    if (args.policy_json)
+        sources.after.push_back({"--policy-json", load_document(*args.policy_json, "--policy-json", env)});
+    sources.after.push_back({"command line", args.flags});
+}
 
+// The workspace the flags (else the user's config) name, else the cwd.
+std::string named_workspace(const PolicySources& sources, const Environment& env) {
+    std::string workspace = env.cwd;
+    for (const auto* layers : {&sources.before, &sources.after})
+        for (const auto& l : *layers)
+            if (l.input.workspace)
+                workspace = join_path(env.cwd, expand_home(l.input.workspace->path, env, l.input.workspace->source));
+    return workspace;
+}
+
+std::string project_policy_note(const std::optional<ProjectPolicy>& project, const std::string& workspace) {
+    if (!project) return fmt::format("project policy {}/{} (none)", workspace, kProjectPolicyPath);
+    return fmt::format("project policy {} ({})", project->path,
+                       project->trust == Trust::Trusted   ? "trusted"
+                       : project->trust == Trust::Changed ? "changed since it was trusted: it may only narrow"
+                                                          : "not trusted: it may only narrow");
+}
+
+// An untrusted project policy may only narrow what the rest allows.
+void check_only_narrows(const ProjectPolicy& project, const CanonicalPolicy& without, const CanonicalPolicy& with) {
+    if (const auto wider = widenings(without, with); !wider.empty())
+        throw Error(
+            fmt::format("{}: {}: a project policy may only narrow the sandbox unless you trust it{}; review it, then "
+                        "run 'sbx trust {}' (or run with --no-config to ignore it)",
+                        project.path, wider.front(),
+                        project.trust == Trust::Changed ? " (it changed since you trusted it)" : "", project.path));
+}
+
+PolicyInput merged(const std::vector<const std::vector<PolicyLayer>*>& groups) {
+    PolicyInput in;
+    for (const auto* g : groups)
+        for (const auto& l : *g) in.merge(l.input);
+    return in;
+}
+
+}  // namespace
+
+ResolvedPolicyArgs resolve_policy_args(const PolicyArgs& args, const std::string& workspace_cwd) {
+    Environment env = system_environment();
+    env.cwd = workspace_cwd;
+    // Precedence, later wins: built-in defaults, the user's config, the
+    // project policy, the policy file, --policy-json, the flags.
+    PolicySources sources;
+    if (!args.no_config) add_user_config(env, sources);
+    add_given_sources(args, env, sources);
     std::optional<ProjectPolicy> project;
     if (!args.no_config) {
-        // The workspace the flags (else the user's config) name, else the cwd.
-        std::string workspace = workspace_cwd;
-        for (const auto* layers : {&before, &after})
-            for (const auto& l : *layers)
-                if (l.input.workspace)
-                    workspace =
-                        join_path(workspace_cwd, expand_home(l.input.workspace->path, env, l.input.workspace->source));
+        const std::string workspace = named_workspace(sources, env);
         project = read_project_policy(workspace, env);
-        files.push_back(project ? fmt::format("project policy {} ({})", project->path,
-                                              project->trust == Trust::Trusted ? "trusted"
-                                              : project->trust == Trust::Changed
-                                                  ? "changed since it was trusted: it may only narrow"
-                                                  : "not trusted: it may only narrow")
-                                : fmt::format("project policy {}/{} (none)", workspace, kProjectPolicyPath));
+        sources.files.push_back(project_policy_note(project, workspace));
     }
-
-    auto merged = [](const std::vector<const std::vector<PolicyLayer>*>& groups) {
-        PolicyInput in;
-        for (const auto* g : groups)
-            for (const auto& l : *g) in.merge(l.input);
-        return in;
-    };
     std::vector<PolicyLayer> middle;
     if (project) middle.push_back({"project policy " + project->path, project->input});
-    ResolvedPolicyArgs out = resolve_input(merged({&before, &middle, &after}), env);
-    if (project && project->trust != Trust::Trusted) {
-        // An untrusted project policy may only narrow what the rest allows.
-        const CanonicalPolicy without = resolve_input(merged({&before, &after}), env).policy;
-        if (const auto wider = widenings(without, out.policy); !wider.empty())
-            throw Error(fmt::format(
-                "{}: {}: a project policy may only narrow the sandbox unless you trust it{}; review it, then "
-                "run 'sbx trust {}' (or run with --no-config to ignore it)",
-                project->path, wider.front(),
-                project->trust == Trust::Changed ? " (it changed since you trusted it)" : "", project->path));
-    }
-    std::vector<PolicyLayer> layers = before;
+    ResolvedPolicyArgs out = resolve_input(merged({&sources.before, &middle, &sources.after}), env);
+    if (project && project->trust != Trust::Trusted)
+        check_only_narrows(*project, resolve_input(merged({&sources.before, &sources.after}), env).policy, out.policy);
+    std::vector<PolicyLayer> layers = sources.before;
     layers.insert(layers.end(), middle.begin(), middle.end());
-    layers.insert(layers.end(), after.begin(), after.end());
+    layers.insert(layers.end(), sources.after.begin(), sources.after.end());
     out.origins = setting_origins(layers);
-    out.config_files = files;
+    out.config_files = sources.files;
     return out;
 }
 
