@@ -105,24 +105,28 @@ ProgramApprover::ProgramApprover(std::string program, std::chrono::milliseconds 
     inode_ = st.st_ino;
 }
 
-ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
-    const auto denied = [](std::string note) {
-        return ApproverAnswer{ReviewDecision::Denied, "approver", std::move(note)};
-    };
-    // The program found before the first attempt, or none: a file put at
-    // its path since (by rename, say) is not what was named.
-    struct stat now {};
-    if (::stat(resolved_.c_str(), &now) != 0 || now.st_dev != device_ || now.st_ino != inode_)
-        return denied(fmt::format("{} is no longer the program found before the command ran; not run", resolved_));
-    const std::string request =
-        to_json(prompt).dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
+namespace {
 
+ApproverAnswer denied(std::string note) { return ApproverAnswer{ReviewDecision::Denied, "approver", std::move(note)}; }
+
+// A started approver program and sbx's ends of its stdin (a socket, so
+// that a send after it closed fails without SIGPIPE) and its stdout, both
+// non-blocking.  The child is ended (killed, waited for) before the ends
+// are closed.
+struct RunningApprover {
+    Fd stdin_end;
+    Fd stdout_end;
+    exec::Child child;
+};
+
+// Starts `resolved` (argv[0]: `program`, as given) in its own process group.
+RunningApprover start_approver(const std::string& program, const std::string& resolved) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-        throw Error(fmt::format("--approver {}: socketpair: {}", program_, std::strerror(errno)));
+        throw Error(fmt::format("--approver {}: socketpair: {}", program, std::strerror(errno)));
     Fd in_parent(sv[0]), in_child(sv[1]);
     int pp[2];
-    if (::pipe(pp) != 0) throw Error(fmt::format("--approver {}: pipe: {}", program_, std::strerror(errno)));
+    if (::pipe(pp) != 0) throw Error(fmt::format("--approver {}: pipe: {}", program, std::strerror(errno)));
     Fd out_parent(pp[0]), out_child(pp[1]);
     // CLOEXEC after the fact (macOS has neither pipe2 nor SOCK_CLOEXEC): sbx
     // starts no thread, so no other spawn can see them meanwhile.
@@ -130,7 +134,8 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
 
     // Everything the child needs is prepared before it starts; it makes
     // only async-signal-safe calls (exec/spawn.h).
-    std::vector<char*> argv{program_.data(), nullptr};  // argv[0] as given; the file is resolved_
+    std::string name = program;
+    std::vector<char*> argv{name.data(), nullptr};  // argv[0] as given; the file is resolved
     sigset_t none;
     sigemptyset(&none);
     const int stdin_end = in_child.get(), stdout_end = out_child.get();
@@ -139,7 +144,7 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::signal(SIGPIPE, SIG_DFL);
         if (::dup2(stdin_end, 0) < 0 || ::dup2(stdout_end, 1) < 0) ::_exit(126);
-        ::execv(resolved_.c_str(), argv.data());
+        ::execv(resolved.c_str(), argv.data());
         const int err = errno;
         const char* msg = "sbx: --approver: cannot execute the program: ";
         (void)!::write(2, msg, std::strlen(msg));
@@ -147,67 +152,108 @@ ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
         (void)!::write(2, "\n", 1);
         ::_exit(err == ENOENT ? 127 : 126);
     };
-    exec::Child child = exec::spawn(fmt::format("--approver {}", program_).c_str(), run_program);
+    exec::Child child = exec::spawn(fmt::format("--approver {}", program).c_str(), run_program);
     in_child.reset();
     out_child.reset();
     set_nonblocking(in_parent.get());
     set_nonblocking(out_parent.get());
+    return {std::move(in_parent), std::move(out_parent), std::move(child)};
+}
 
-    // A zero timeout (--approver-timeout 0) waits as long as it takes.
-    const std::optional<exec::Clock::time_point> deadline =
-        timeout_.count() > 0 ? std::optional(exec::Clock::now() + timeout_) : std::nullopt;
-    std::size_t sent = 0;
-    std::string answer;
-    bool overflow = false;
+// What the program wrote on its stdout until it closed it.
+struct ProgramOutput {
+    std::string text;
+    bool overflow = false;   // more than kMaxAnswerBytes (the rest dropped)
+    bool timed_out = false;  // the deadline came first
+};
+
+// Sends what is left of the request, as much as the socket takes; closes it
+// once all is sent (EOF for the program) or when the program closed its end.
+void send_some(Fd& to, short revents, std::string_view& rest) {
+    if (revents & (POLLERR | POLLHUP)) {
+        to.reset();  // it closed its stdin: fine, it may answer anyway
+        return;
+    }
+    const ssize_t w = ::send(to.get(), rest.data(), rest.size(), MSG_NOSIGNAL);
+    if (w > 0) rest.remove_prefix(static_cast<std::size_t>(w));
+    else if (w < 0 && errno != EAGAIN && errno != EINTR) to.reset();
+    if (rest.empty() && to.valid()) to.reset();  // EOF for it
+}
+
+// Reads what the program wrote; true at the end of its stdout (or an error).
+bool read_some(int from, ProgramOutput& out) {
+    char buf[4096];
+    const ssize_t got = ::read(from, buf, sizeof buf);
+    if (got > 0) {
+        if (out.text.size() + static_cast<std::size_t>(got) > kMaxAnswerBytes) out.overflow = true;
+        else out.text.append(buf, static_cast<std::size_t>(got));
+        return false;
+    }
+    return got == 0 || (errno != EAGAIN && errno != EINTR);
+}
+
+// Writes the request to the program's stdin while reading its stdout, until
+// it closes its stdout or the deadline passes.
+ProgramOutput exchange(RunningApprover& approver, std::string_view request,
+                       std::optional<exec::Clock::time_point> deadline, const std::string& program) {
+    ProgramOutput out;
     bool eof = false;
     while (!eof) {
         if (deadline && exec::Clock::now() >= *deadline) {
-            child.kill_group();
-            return denied(fmt::format("no answer within {} ms; killed", timeout_.count()));
+            out.timed_out = true;
+            return out;
         }
-        pollfd fds[2] = {{out_parent.get(), POLLIN, 0}, {in_parent.get(), POLLOUT, 0}};
-        const nfds_t n = in_parent.valid() ? 2 : 1;
+        pollfd fds[2] = {{approver.stdout_end.get(), POLLIN, 0}, {approver.stdin_end.get(), POLLOUT, 0}};
+        const nfds_t n = approver.stdin_end.valid() ? 2 : 1;
         if (exec::poll_until(fds, n, deadline) < 0)
-            throw Error(fmt::format("--approver {}: poll: {}", program_, std::strerror(errno)));
-        if (n == 2 && fds[1].revents != 0) {
-            if (fds[1].revents & (POLLERR | POLLHUP)) {
-                in_parent.reset();  // it closed its stdin: fine, it may answer anyway
-            } else {
-                const ssize_t w = ::send(in_parent.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-                if (w > 0) sent += static_cast<std::size_t>(w);
-                else if (w < 0 && errno != EAGAIN && errno != EINTR) in_parent.reset();
-                if (sent == request.size() && in_parent.valid()) in_parent.reset();  // EOF for it
-            }
-        }
-        if (fds[0].revents != 0) {
-            char buf[4096];
-            const ssize_t got = ::read(out_parent.get(), buf, sizeof buf);
-            if (got > 0) {
-                if (answer.size() + static_cast<std::size_t>(got) > kMaxAnswerBytes) overflow = true;
-                else answer.append(buf, static_cast<std::size_t>(got));
-            } else if (got == 0) {
-                eof = true;
-            } else if (errno != EAGAIN && errno != EINTR) {
-                eof = true;
-            }
-        }
+            throw Error(fmt::format("--approver {}: poll: {}", program, std::strerror(errno)));
+        if (n == 2 && fds[1].revents != 0) send_some(approver.stdin_end, fds[1].revents, request);
+        if (fds[0].revents != 0) eof = read_some(approver.stdout_end.get(), out);
     }
-    // Its stdout is closed; now it must exit, within the same deadline.
+    return out;
+}
+
+// The answer, once its stdout is closed: the program must exit, within the
+// same deadline, with status 0, having written a decision.
+ApproverAnswer answer_of(exec::Child& child, const ProgramOutput& out, std::optional<exec::Clock::time_point> deadline,
+                         std::chrono::milliseconds timeout) {
     const auto info = child.wait_until(deadline);
     if (!info) {
         child.kill_group();
-        return denied(fmt::format("did not exit within {} ms; killed", timeout_.count()));
+        return denied(fmt::format("did not exit within {} ms; killed", timeout.count()));
     }
     const exec::ExitStatus status = exec::exit_status_of(*info);
     if (status.signal) return denied(fmt::format("killed by signal {}", *status.signal));
     if (status.code != 0) return denied(fmt::format("exited with status {}", status.code));
-    if (overflow) return denied("answer longer than 64 KiB");
-    const auto decision = parse_approver_output(answer);
+    if (out.overflow) return denied("answer longer than 64 KiB");
+    const auto decision = parse_approver_output(out.text);
     if (!decision) {
-        std::string shown(trim(answer).substr(0, 80));
+        std::string shown(trim(out.text).substr(0, 80));
         return denied(fmt::format("not a decision: '{}'", shown));
     }
     return ApproverAnswer{*decision, "approver", ""};
+}
+
+}  // namespace
+
+ApproverAnswer ProgramApprover::ask(const ApprovalPrompt& prompt) {
+    // The program found before the first attempt, or none: a file put at
+    // its path since (by rename, say) is not what was named.
+    struct stat now {};
+    if (::stat(resolved_.c_str(), &now) != 0 || now.st_dev != device_ || now.st_ino != inode_)
+        return denied(fmt::format("{} is no longer the program found before the command ran; not run", resolved_));
+    const std::string request =
+        to_json(prompt).dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
+    RunningApprover approver = start_approver(program_, resolved_);
+    // A zero timeout (--approver-timeout 0) waits as long as it takes.
+    const std::optional<exec::Clock::time_point> deadline =
+        timeout_.count() > 0 ? std::optional(exec::Clock::now() + timeout_) : std::nullopt;
+    const ProgramOutput out = exchange(approver, request, deadline, program_);
+    if (out.timed_out) {
+        approver.child.kill_group();
+        return denied(fmt::format("no answer within {} ms; killed", timeout_.count()));
+    }
+    return answer_of(approver.child, out, deadline, timeout_);
 }
 
 std::string render_prompt(const ApprovalPrompt& prompt) {
