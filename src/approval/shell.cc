@@ -35,90 +35,116 @@ bool is_reserved_word(std::string_view w) {
     return false;
 }
 
-}  // namespace
+// parse_plain_script's reader: one pass over the script, refusing (false)
+// anything but plain words, quotes without expansions and the list operators.
+class PlainReader {
+public:
+    explicit PlainReader(std::string_view s) : s_(s) {}
 
-std::optional<std::vector<Words>> parse_plain_script(std::string_view s) {
-    std::vector<Words> commands;
-    Words current;
-    std::string word;
-    bool in_word = false;  // a word has started (possibly empty, as in '')
+    std::optional<std::vector<Words>> read() {
+        while (i_ < s_.size())
+            if (!step(s_[i_])) return std::nullopt;
+        return finish();
+    }
 
-    auto end_word = [&] {
-        if (in_word) current.push_back(std::move(word));
-        word.clear();
-        in_word = false;
-    };
-    // An operator ends the current command; an empty one is refused.
-    auto end_command = [&]() -> bool {
-        end_word();
-        if (current.empty() || is_reserved_word(current.front())) return false;
-        commands.push_back(std::move(current));
-        current.clear();
-        return true;
-    };
-
-    std::size_t i = 0;
-    bool trailing_separator = false;  // the last thing seen was ; or newline
-    while (i < s.size()) {
-        const char c = s[i];
+private:
+    bool step(char c) {
         if (c == ' ' || c == '\t') {
             end_word();
-            ++i;
-            continue;
+            ++i_;
+            return true;
         }
         if (c == '\n' || c == ';') {
-            if (!end_command()) return std::nullopt;
-            trailing_separator = true;
-            ++i;
-            continue;
+            if (!end_command()) return false;
+            trailing_separator_ = true;
+            ++i_;
+            return true;
         }
-        if (c == '&' || c == '|') {
-            const bool doubled = i + 1 < s.size() && s[i + 1] == c;
-            if (c == '&' && !doubled) return std::nullopt;  // background job
-            if (!end_command()) return std::nullopt;
-            trailing_separator = false;
-            i += doubled ? 2 : 1;
-            // The next command must exist: checked when it ends or at the end.
-            if (i >= s.size()) return std::nullopt;
-            continue;
-        }
-        trailing_separator = false;
-        if (c == '\'') {
-            const auto close = s.find('\'', i + 1);
-            if (close == std::string_view::npos) return std::nullopt;
-            word.append(s.substr(i + 1, close - i - 1));
-            in_word = true;
-            i = close + 1;
-            continue;
-        }
-        if (c == '"') {
-            std::size_t j = i + 1;
-            for (; j < s.size() && s[j] != '"'; ++j) {
-                const char d = s[j];
-                if (d == '$' || d == '`' || d == '\\' || d == '!') return std::nullopt;
-            }
-            if (j >= s.size()) return std::nullopt;
-            word.append(s.substr(i + 1, j - i - 1));
-            in_word = true;
-            i = j + 1;
-            continue;
-        }
-        if (!is_plain_char(c)) return std::nullopt;
-        word.push_back(c);
-        in_word = true;
-        ++i;
+        if (c == '&' || c == '|') return list_operator(c);
+        trailing_separator_ = false;
+        if (c == '\'') return single_quoted();
+        if (c == '"') return double_quoted();
+        if (!is_plain_char(c)) return false;
+        word_.push_back(c);
+        in_word_ = true;
+        ++i_;
+        return true;
     }
-    end_word();
-    if (current.empty()) {
-        // Nothing after the last operator: fine after ; or newline only, and
-        // only when there was a command at all.
-        if (commands.empty() || !trailing_separator) return std::nullopt;
-    } else {
-        if (is_reserved_word(current.front())) return std::nullopt;
-        commands.push_back(std::move(current));
+
+    // && and ||; a single | (a pipe) too, but not & (a background job).
+    bool list_operator(char c) {
+        const bool doubled = i_ + 1 < s_.size() && s_[i_ + 1] == c;
+        if (c == '&' && !doubled) return false;
+        if (!end_command()) return false;
+        trailing_separator_ = false;
+        i_ += doubled ? 2 : 1;
+        // The next command must exist: checked when it ends or at the end.
+        return i_ < s_.size();
     }
-    return commands;
-}
+
+    bool single_quoted() {
+        const auto close = s_.find('\'', i_ + 1);
+        if (close == std::string_view::npos) return false;
+        word_.append(s_.substr(i_ + 1, close - i_ - 1));
+        in_word_ = true;
+        i_ = close + 1;
+        return true;
+    }
+
+    // Double quotes only without anything the shell would expand in them.
+    bool double_quoted() {
+        std::size_t j = i_ + 1;
+        for (; j < s_.size() && s_[j] != '"'; ++j) {
+            const char d = s_[j];
+            if (d == '$' || d == '`' || d == '\\' || d == '!') return false;
+        }
+        if (j >= s_.size()) return false;
+        word_.append(s_.substr(i_ + 1, j - i_ - 1));
+        in_word_ = true;
+        i_ = j + 1;
+        return true;
+    }
+
+    void end_word() {
+        if (in_word_) current_.push_back(std::move(word_));
+        word_.clear();
+        in_word_ = false;
+    }
+
+    // An operator ends the current command; an empty one is refused.
+    bool end_command() {
+        end_word();
+        if (current_.empty() || is_reserved_word(current_.front())) return false;
+        commands_.push_back(std::move(current_));
+        current_.clear();
+        return true;
+    }
+
+    std::optional<std::vector<Words>> finish() {
+        end_word();
+        if (current_.empty()) {
+            // Nothing after the last operator: fine after ; or newline only, and
+            // only when there was a command at all.
+            if (commands_.empty() || !trailing_separator_) return std::nullopt;
+        } else {
+            if (is_reserved_word(current_.front())) return std::nullopt;
+            commands_.push_back(std::move(current_));
+        }
+        return std::move(commands_);
+    }
+
+    std::string_view s_;
+    std::size_t i_ = 0;
+    std::vector<Words> commands_;
+    Words current_;
+    std::string word_;
+    bool in_word_ = false;             // a word has started (possibly empty, as in '')
+    bool trailing_separator_ = false;  // the last thing seen was ; or newline
+};
+
+}  // namespace
+
+std::optional<std::vector<Words>> parse_plain_script(std::string_view s) { return PlainReader(s).read(); }
 
 namespace {
 
