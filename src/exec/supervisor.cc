@@ -832,6 +832,14 @@ public:
 
 private:
     void set_up_streams() {
+        const bool unseen = choose_direct_streams();
+        open_pipes();
+        route_streams(unseen);
+    }
+
+    // Which streams the command gets as they are (sbx's own), instead of a
+    // pipe; returns whether nothing but sbx's streams needs the bytes.
+    bool choose_direct_streams() {
         // Text mode where nothing but sbx's streams needs the bytes (no
         // capture, no events, no tail for the denial notes, no cap on the
         // live stream): the command writes to sbx's stream itself, as fast as
@@ -855,6 +863,12 @@ private:
             struct stat st {};
             if (direct && ::fstat(fd, &st) == 0) given_.push_back(st);
         }
+        return unseen;
+    }
+
+    // The relay's pty, the command's output pipes, the exec status pipe and
+    // the report pipe.
+    void open_pipes() {
         if (opt_.tty) {
             exec::PtyPair pty = exec::open_pty(STDIN_FILENO);
             master_in_ = Fd(::fcntl(pty.master.get(), F_DUPFD_CLOEXEC, 3));
@@ -880,6 +894,10 @@ private:
             }
             ::fcntl(report_pipe_->read.get(), F_SETFL, O_NONBLOCK);
         }
+    }
+
+    // Where each stream's bytes are read from and go to.
+    void route_streams(bool unseen) {
         // Text mode writes each stream to sbx's own, --events writes both as
         // lines on stdout, --json nothing while the command runs.
         if (same_file(opt_.stdout_fd, opt_.stderr_fd)) {
