@@ -31,6 +31,7 @@
 #include "namespaces.h"
 #include "net/domain.h"
 #include "network.h"
+#include "placeholders.h"
 #include "platform/container.h"
 #include "policy/policy.h"
 #include "process.h"

@@ -19,6 +19,12 @@ constexpr const char* kMountStep = "mounts";
 
 }  // namespace
 
+void fail_changed(const std::string& path) {
+    fail(kMountStep,
+         path + " is not where it was resolved (renamed, or a symlink on its way, while the sandbox was set up)",
+         "retry the command; make sure no other process renames its parent directories");
+}
+
 Fd open_exact(const std::string& path, int flags) {
     open_how how{};
     how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);

@@ -19,6 +19,10 @@ struct Identity {
     bool operator==(const Identity&) const = default;
 };
 
+// Refuses (StepError) a path that is not what the host opened: renamed, or a
+// symlink on its way, while the sandbox was set up.
+[[noreturn]] void fail_changed(const std::string& path);
+
 // Opens an absolute path that has no symlinks without following any
 // (openat2 RESOLVE_NO_SYMLINKS; a last symlink with O_PATH|O_NOFOLLOW is
 // opened itself): a component swapped for a symlink meanwhile gives ELOOP

@@ -1,7 +1,7 @@
 // Layer 2: namespaces (user, mount, pid, IPC, network).  The helper stays in the host's namespaces; its child,
 // made with clone(2) into the new ones, is pid 1 of the new pid namespace and
 // builds the sandbox's view there.  (The helper staying outside is what lets
-// it remove the placeholders of mounts.h afterwards without unmounting them.)
+// it remove its placeholders (placeholders.h) afterwards without unmounting them.)
 #pragma once
 
 #include <sys/types.h>
