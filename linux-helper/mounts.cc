@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "deny_plan.h"
 #include "mount_ops.h"
 #include "root_view.h"
 #include "step_error.h"
@@ -168,10 +169,6 @@ public:
     static constexpr const char* kEmpty = "empty";         // directory, 0555
     static constexpr const char* kDenyDir = "deny";        // directory, 0000
     static constexpr const char* kDenyFile = "deny-file";  // file, 0000
-    // For each denied directory with writable holes: the holes' paths
-    // relative to it, and whether each is a directory.
-    using Skeleton = std::vector<std::pair<std::string, bool>>;
-
     explicit Covers(const std::vector<Skeleton>& skeletons) {
         Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
         if (!fs.valid()) fail_errno(kStep, "fsopen tmpfs", "the kernel needs fsopen (Linux 5.2 or later) and tmpfs");
@@ -247,19 +244,22 @@ void cover_at(const Covers& covers, const std::string& cover, const Fd& dir, con
     attach_at(covers.clone(cover, path), dir, name, path);
 }
 
-[[noreturn]] void refuse_symlink_on_way(const std::string& path) {
-    fail(kStep,
-         "cannot enforce the denied path " + path + ": a symlink is on its way now (it changed after it was resolved)",
-         "name the path without the symlink, or remove the symlink");
+// What the view holds at a denied path ("/": nothing looked at, refused by
+// plan_denials).
+DeniedPathFact look_at_denied(const std::string& path) {
+    if (path == "/") return {path};
+    Fd parent = open_exact(parent_path(path), O_PATH | O_DIRECTORY);
+    if (!parent.valid()) {
+        if (errno == ENOENT || errno == ENOTDIR) return {path, DeniedKind::Missing};
+        if (errno == ELOOP) return {path, DeniedKind::Symlink};
+        return {path, DeniedKind::Unopenable, errno};
+    }
+    struct stat st {};
+    if (::fstatat(parent.get(), base_name(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return {path, DeniedKind::Missing};
+    if (S_ISLNK(st.st_mode)) return {path, DeniedKind::Symlink};
+    return {path, S_ISDIR(st.st_mode) ? DeniedKind::Directory : DeniedKind::Other};
 }
-
-// A denied path that exists, as found in the view before any cover.
-struct DenyPlan {
-    std::string path;
-    bool dir = false;
-    std::vector<std::size_t> holes;  // indexes in the existing roots: writable roots below it
-    std::size_t skeleton = 0;        // with holes: its skeleton in Covers
-};
 
 // Step 2: the writable roots that exist, parents before children, each with
 // a detached clone (none for "/").
@@ -382,62 +382,21 @@ void attach_roots_and_pins(const RootClones& clones, const Pins& pins) {
     }
 }
 
-// Step 6's plan: each denied path that exists and is not hidden already,
-// with the holes writable roots make in it (their skeletons added to
-// skeletons).
-std::vector<DenyPlan> plan_denials(const CanonicalPolicy& policy, const ProtectedPaths& protect,
-                                   const std::vector<std::string>& roots, std::vector<Covers::Skeleton>& skeletons) {
-    // The denied paths that exist, parents first; one below a denied
-    // directory is hidden already, unless it lies in a hole of it.
-    std::vector<std::string> denied = policy.denied;
-    std::stable_sort(denied.begin(), denied.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
-    std::vector<DenyPlan> plans;
-    for (const auto& path : denied) {
-        if (path == "/")
-            fail(kStep, "a deny entry for / would hide the whole filesystem",
-                 "deny the paths below / that must be hidden");
-        const bool hidden = std::any_of(plans.begin(), plans.end(), [&](const DenyPlan& p) {
-            return (path == p.path || path_below(path, p.path)) &&
-                   std::none_of(p.holes.begin(), p.holes.end(),
-                                [&](std::size_t h) { return path_below(path, roots[h]); });
-        });
-        const bool placeholder = std::any_of(protect.entries().begin(), protect.entries().end(), [&](const auto& e) {
-            return e.placeholder && (e.path == path || path_below(path, e.path));
-        });
-        if (hidden || placeholder) continue;
-        Fd parent = open_exact(parent_path(path), O_PATH | O_DIRECTORY);
-        if (!parent.valid()) {
-            if (errno == ENOENT || errno == ENOTDIR) continue;  // nothing there to hide
-            if (errno == ELOOP) refuse_symlink_on_way(path);
-            fail_errno(kStep, "open " + parent_path(path));
-        }
+// Step 6's facts, for plan_denials (deny_plan.h): what the view holds at
+// each denied path, looked at before any cover without following a symlink,
+// and whether each writable root is a directory.
+DenyFacts look_at_denials(const CanonicalPolicy& policy, const ProtectedPaths& protect,
+                          const std::vector<std::string>& roots) {
+    DenyFacts facts;
+    for (const auto& path : policy.denied) facts.denied.push_back(look_at_denied(path));
+    for (const auto& entry : protect.entries())
+        if (entry.placeholder) facts.placeholders.push_back(entry.path);
+    facts.roots = roots;
+    for (const auto& root : roots) {
         struct stat st {};
-        if (::fstatat(parent.get(), base_name(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (S_ISLNK(st.st_mode)) refuse_symlink_on_way(path);
-        DenyPlan plan{path, S_ISDIR(st.st_mode), {}, 0};
-        if (plan.dir) {
-            // The outermost writable roots below it (inner ones come with their clones).
-            for (std::size_t i = 0; i < roots.size(); ++i) {
-                if (!path_below(roots[i], path)) continue;
-                if (std::any_of(plan.holes.begin(), plan.holes.end(),
-                                [&](std::size_t h) { return path_below(roots[i], roots[h]); }))
-                    continue;
-                plan.holes.push_back(i);
-            }
-        }
-        if (!plan.holes.empty()) {
-            Covers::Skeleton skeleton;
-            for (const std::size_t h : plan.holes) {
-                struct stat hs {};
-                const bool dir = ::lstat(roots[h].c_str(), &hs) != 0 || S_ISDIR(hs.st_mode);
-                skeleton.emplace_back(roots[h].substr(path == "/" ? 1 : path.size() + 1), dir);
-            }
-            plan.skeleton = skeletons.size();
-            skeletons.push_back(std::move(skeleton));
-        }
-        plans.push_back(std::move(plan));
+        facts.root_is_directory.push_back(::lstat(root.c_str(), &st) != 0 || S_ISDIR(st.st_mode));
     }
-    return plans;
+    return facts;
 }
 
 // Step 5: each protected path bound read-only (or, under git_write, a git
@@ -524,14 +483,13 @@ std::vector<GitView> build_filesystem_view(const CanonicalPolicy& policy, const 
     const Pins pins = plan_pins(policy, protect, clones.paths, protected_paths);
     make_view_read_only(policy);
     attach_roots_and_pins(clones, pins);
-    std::vector<Covers::Skeleton> skeletons;
-    const std::vector<DenyPlan> plans = plan_denials(policy, protect, clones.paths, skeletons);
+    const DenyPlans denials = plan_denials(look_at_denials(policy, protect, clones.paths));
     const bool any_placeholder = std::any_of(protect.entries().begin(), protect.entries().end(),
                                              [](const auto& e) { return e.placeholder && !e.legacy; });
     std::optional<Covers> covers;
-    if (any_placeholder || !plans.empty()) covers.emplace(skeletons);
+    if (any_placeholder || !denials.covers.empty()) covers.emplace(denials.skeletons);
     std::vector<GitView> git_views = protect_entries(policy, protect, clones.paths, covers);
-    cover_denials(plans, clones, covers);
+    cover_denials(denials.covers, clones, covers);
     return git_views;
 }
 
