@@ -163,16 +163,29 @@ void notify_file_writes(const Ctx& ctx) {
 
 enum class Network { Restricted, Limited, Full };
 
-// record: the recorder's filter (recorder.h), the write-class file calls
-// notified.  watch_network (restricted): socket(AF_INET, AF_INET6), connect
-// and sendto with an address notify pid 1, which makes an inet socket in an
-// empty network namespace of its own and installs it in the caller, records
-// the destination of a connect or sendto and refuses it (recorder.h).
-// transparent (limited): getpeername notifies pid 1 too, which answers for
-// the sockets it connected through the proxy (transparent.h).
-// own_terminals: the variant for a command that reaches no terminal but its
-// own ptys (seccomp.h), where TIOCSWINSZ is allowed.
-Ctx build(Network network, bool record, bool watch_network, bool transparent, bool own_terminals) {
+// One filter variant.  record: the recorder's filter (recorder.h), the
+// write-class file calls notified.  watch_network (restricted):
+// socket(AF_INET, AF_INET6), connect and sendto with an address notify pid
+// 1, which makes an inet socket in an empty network namespace of its own and
+// installs it in the caller, records the destination of a connect or sendto
+// and refuses it (recorder.h).  transparent (limited): getpeername notifies
+// pid 1 too, which answers for the sockets it connected through the proxy
+// (transparent.h).  own_terminals: the variant for a command that reaches no
+// terminal but its own ptys (seccomp.h), where TIOCSWINSZ is allowed.
+struct Variant {
+    Network network = Network::Full;
+    bool record = false;
+    bool watch_network = false;
+    bool transparent = false;
+    bool own_terminals = false;
+};
+
+const Named kSocket{"socket"};
+const Named kSocketpair{"socketpair"};
+
+// An empty filter that allows everything, for the native ABI only, laid out
+// as a binary tree.
+Ctx new_filter() {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) fail("seccomp_init failed", ENOMEM);
     // Only the native ABI is in the filter: a syscall through i386 (int 0x80)
@@ -188,83 +201,92 @@ Ctx build(Network network, bool record, bool watch_network, bool transparent, bo
     // a third faster (about 45 us instead of 70 here).
     rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
     if (rc < 0) fail("cannot ask for a binary-tree filter", -rc);
+    return ctx;
+}
 
-    // The fixed refusals: with the recorder, pid 1 is told of each and
-    // answers EPERM itself (recorder.h), so that it can be named; should pid 1
-    // be gone, the call fails with ENOSYS instead: refused all the same.
-    const std::uint32_t refused = record ? SCMP_ACT_NOTIFY : kDeny;
+// What every variant refuses: the fixed list, the terminal ioctls, setuid
+// and setgid modes, openat2, vsock.  refused: the action of the fixed
+// refusals.
+void deny_fixed(const Ctx& ctx, const Variant& v, std::uint32_t refused) {
     for (const Named& call : kAlwaysDenied) add(ctx, refused, call);
-
     const Named ioctl_call{"ioctl"};
     // The kernel compares the request as an unsigned int: mask the upper half
     // or TIOCSTI|1<<32 gets through.
     for (const auto& ioctl : kDeniedIoctls)
-        if (!own_terminals || ioctl.request != TIOCSWINSZ)
+        if (!v.own_terminals || ioctl.request != TIOCSWINSZ)
             add(ctx, refused, ioctl_call, {SCMP_A1(SCMP_CMP_MASKED_EQ, kLow32, ioctl.request)});
-
-    deny_setid_modes(ctx, record);
+    deny_setid_modes(ctx, v.record);
     // openat2 carries its flags and mode in a struct open_how that BPF cannot
     // read, so a setuid mode there could not be seen: it fails with ENOSYS,
     // as on kernels before 5.6, and callers fall back to openat, whose mode
     // the rules above check.  (The helper's own openat2 calls come before
     // the filter, or in pid 1, which is not under it.)
     add(ctx, SCMP_ACT_ERRNO(ENOSYS), Named{"openat2", 437});
-
-    const Named socket_call{"socket"};
-    const Named socketpair_call{"socketpair"};
     // The family is an int in the kernel, so compare its low 32 bits.
-    add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, AF_VSOCK)});
+    add(ctx, kDeny, kSocket, {SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, AF_VSOCK)});
+}
 
-    switch (network) {
-        case Network::Full: break;
-        case Network::Restricted:
-            if (watch_network) {
-                // AF_INET and AF_INET6 to pid 1 (exactly: a 64-bit compare);
-                // every other family refused.
-                add(ctx, SCMP_ACT_NOTIFY, socket_call, {SCMP_A0(SCMP_CMP_EQ, AF_INET)});
-                add(ctx, SCMP_ACT_NOTIFY, socket_call, {SCMP_A0(SCMP_CMP_EQ, AF_INET6)});
-                add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
-                for (std::uint64_t family = 0; family < AF_INET6; ++family)
-                    if (family != AF_INET) add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
-                add(ctx, SCMP_ACT_NOTIFY, Named{"connect"});
-            } else {
-                add(ctx, kDeny, socket_call);
-                add(ctx, kDeny, Named{"connect"});
-            }
-            for (Named call : {Named{"bind"}, Named{"listen"}, Named{"accept"}, Named{"accept4"}})
-                add(ctx, refused, call);
-            // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
-            add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-            deny_unix_datagrams(ctx, socketpair_call);
-            // An address on a send: stream pairs ignore it anyway.
-            add(ctx, watch_network ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto"}, {SCMP_A5(SCMP_CMP_NE, 0)});
-            break;
-        case Network::Limited:
-            // Families: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
-            // netlink and packet included, is refused.  Values with bits above
-            // 31 are refused by the >= rule.
-            add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
-            for (std::uint64_t family = 0; family < AF_INET6; ++family) {
-                if (family == AF_UNIX || family == AF_INET) continue;
-                add(ctx, kDeny, socket_call, {SCMP_A0(SCMP_CMP_EQ, family)});
-            }
-            deny_unix_datagrams(ctx, socket_call);
-            add(ctx, kDeny, socketpair_call, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-            deny_unix_datagrams(ctx, socketpair_call);
-            // Every connect goes to the mediator, which performs it itself on a
-            // duplicate of the socket (network.cc).
-            add(ctx, SCMP_ACT_NOTIFY, Named{"connect"});
-            if (transparent) add(ctx, SCMP_ACT_NOTIFY, Named{"getpeername"});
-            break;
+// Network restricted: no inet socket (or, watched, each one to pid 1), no
+// server, only AF_UNIX pairs.
+void restrict_network(const Ctx& ctx, const Variant& v, std::uint32_t refused) {
+    if (v.watch_network) {
+        // AF_INET and AF_INET6 to pid 1 (exactly: a 64-bit compare);
+        // every other family refused.
+        add(ctx, SCMP_ACT_NOTIFY, kSocket, {SCMP_A0(SCMP_CMP_EQ, AF_INET)});
+        add(ctx, SCMP_ACT_NOTIFY, kSocket, {SCMP_A0(SCMP_CMP_EQ, AF_INET6)});
+        add(ctx, kDeny, kSocket, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
+        for (std::uint64_t family = 0; family < AF_INET6; ++family)
+            if (family != AF_INET) add(ctx, kDeny, kSocket, {SCMP_A0(SCMP_CMP_EQ, family)});
+        add(ctx, SCMP_ACT_NOTIFY, Named{"connect"});
+    } else {
+        add(ctx, kDeny, kSocket);
+        add(ctx, kDeny, Named{"connect"});
     }
-    if (record) notify_file_writes(ctx);
+    for (Named call : {Named{"bind"}, Named{"listen"}, Named{"accept"}, Named{"accept4"}}) add(ctx, refused, call);
+    // Only AF_UNIX pairs (a 64-bit compare: garbage in the upper half is refused too).
+    add(ctx, kDeny, kSocketpair, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    deny_unix_datagrams(ctx, kSocketpair);
+    // An address on a send: stream pairs ignore it anyway.
+    add(ctx, v.watch_network ? SCMP_ACT_NOTIFY : kDeny, Named{"sendto"}, {SCMP_A5(SCMP_CMP_NE, 0)});
+}
+
+// Network limited: AF_UNIX (1), AF_INET (2), AF_INET6 (10); everything else,
+// netlink and packet included, is refused.  Values with bits above 31 are
+// refused by the >= rule.
+void limit_network(const Ctx& ctx, const Variant& v) {
+    add(ctx, kDeny, kSocket, {SCMP_A0(SCMP_CMP_GE, AF_INET6 + 1)});
+    for (std::uint64_t family = 0; family < AF_INET6; ++family) {
+        if (family == AF_UNIX || family == AF_INET) continue;
+        add(ctx, kDeny, kSocket, {SCMP_A0(SCMP_CMP_EQ, family)});
+    }
+    deny_unix_datagrams(ctx, kSocket);
+    add(ctx, kDeny, kSocketpair, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    deny_unix_datagrams(ctx, kSocketpair);
+    // Every connect goes to the mediator, which performs it itself on a
+    // duplicate of the socket (network.cc).
+    add(ctx, SCMP_ACT_NOTIFY, Named{"connect"});
+    if (v.transparent) add(ctx, SCMP_ACT_NOTIFY, Named{"getpeername"});
+}
+
+Ctx build(const Variant& v) {
+    Ctx ctx = new_filter();
+    // The fixed refusals: with the recorder, pid 1 is told of each and
+    // answers EPERM itself (recorder.h), so that it can be named; should pid 1
+    // be gone, the call fails with ENOSYS instead: refused all the same.
+    const std::uint32_t refused = v.record ? SCMP_ACT_NOTIFY : kDeny;
+    deny_fixed(ctx, v, refused);
+    switch (v.network) {
+        case Network::Full: break;
+        case Network::Restricted: restrict_network(ctx, v, refused); break;
+        case Network::Limited: limit_network(ctx, v); break;
+    }
+    if (v.record) notify_file_writes(ctx);
     return ctx;
 }
 
 // The program, exported through a pipe (libseccomp writes it to an fd).
-std::vector<sock_filter> program(Network network, bool record, bool watch_network, bool transparent,
-                                 bool own_terminals) {
-    Ctx ctx = build(network, record, watch_network, transparent, own_terminals);
+std::vector<sock_filter> program(const Variant& v) {
+    Ctx ctx = build(v);
     int ends[2];
     if (::pipe(ends) != 0) fail("pipe", errno);
     int rc = seccomp_export_bpf(ctx.get(), ends[1]);
@@ -300,28 +322,30 @@ int main(int argc, char** argv) {
         // Level 5 knows every action used here (KILL_PROCESS, NOTIFY) without
         // asking the running kernel.
         if (int rc = seccomp_api_set(5); rc < 0) fail("seccomp_api_set(5)", -rc);
-        struct Variant {
+        struct NamedVariant {
             const char* name;
-            Network network;
-            bool record, watch_network, transparent;
+            Variant variant;
         };
-        constexpr Variant kVariants[] = {
-            {"kRestricted", Network::Restricted, false, false, false},
-            {"kLimited", Network::Limited, false, false, false},
-            {"kFull", Network::Full, false, false, false},
-            {"kRestrictedWatched", Network::Restricted, false, true, false},
-            {"kRestrictedRecorded", Network::Restricted, true, true, false},
-            {"kLimitedRecorded", Network::Limited, true, false, false},
-            {"kLimitedTransparent", Network::Limited, false, false, true},
-            {"kLimitedTransparentRecorded", Network::Limited, true, false, true},
-            {"kFullRecorded", Network::Full, true, false, false},
+        constexpr Network kR = Network::Restricted, kL = Network::Limited, kF = Network::Full;
+        const NamedVariant kVariants[] = {
+            {"kRestricted", {.network = kR}},
+            {"kLimited", {.network = kL}},
+            {"kFull", {.network = kF}},
+            {"kRestrictedWatched", {.network = kR, .watch_network = true}},
+            {"kRestrictedRecorded", {.network = kR, .record = true, .watch_network = true}},
+            {"kLimitedRecorded", {.network = kL, .record = true}},
+            {"kLimitedTransparent", {.network = kL, .transparent = true}},
+            {"kLimitedTransparentRecorded", {.network = kL, .record = true, .transparent = true}},
+            {"kFullRecorded", {.network = kF, .record = true}},
         };
         // Each variant twice: as it is, and for own terminals (kName and kNameOwnTerminals).
         std::vector<std::pair<std::string, std::vector<sock_filter>>> programs;
-        for (const Variant& v : kVariants)
-            for (bool own : {false, true})
-                programs.emplace_back(std::string(v.name) + (own ? "OwnTerminals" : ""),
-                                      program(v.network, v.record, v.watch_network, v.transparent, own));
+        for (const auto& [name, variant] : kVariants)
+            for (bool own : {false, true}) {
+                Variant v = variant;
+                v.own_terminals = own;
+                programs.emplace_back(std::string(name) + (own ? "OwnTerminals" : ""), program(v));
+            }
         const std::string tmp = std::string(argv[1]) + ".tmp";
         std::FILE* out = std::fopen(tmp.c_str(), "w");
         if (out == nullptr) fail("cannot write " + tmp, errno);

@@ -45,6 +45,87 @@ bool is_localhost(std::string_view name) {
            (name.size() > kLocal.size() + 1 && name.ends_with(kLocal) && name[name.size() - kLocal.size() - 1] == '.');
 }
 
+// An answer being written: the query's header, then what is added to it.
+struct Reply {
+    std::vector<std::uint8_t> out;
+    std::uint16_t flags = 0;  // the query's
+
+    // The header set for the answer: rcode, the question (up to
+    // question_end: none for 0) and the number of answers.
+    std::vector<std::uint8_t> finish(Rcode rcode, std::size_t question_end, std::uint16_t answers) {
+        out[2] = static_cast<std::uint8_t>(0x80 | (flags >> 8 & 0x01));  // QR, opcode 0, RD as asked
+        out[3] = static_cast<std::uint8_t>(0x80 | rcode);                // RA
+        out[4] = 0;
+        out[5] = question_end > 0 ? 1 : 0;
+        out[6] = static_cast<std::uint8_t>(answers >> 8);
+        out[7] = static_cast<std::uint8_t>(answers);
+        std::fill(out.begin() + 8, out.begin() + 12, 0);
+        return out;
+    }
+};
+
+// The question: QNAME (labels, no compression; lower-cased), QTYPE, QCLASS.
+struct Question {
+    std::string name;
+    bool host_name = true;  // only RFC 952/1123 characters
+    std::uint16_t type = 0;
+    std::uint16_t klass = 0;
+    std::size_t end = 0;  // where it ends in the query
+};
+
+// The question after the header; nullopt when it is malformed.
+std::optional<Question> read_question(std::span<const std::uint8_t> query) {
+    Question q;
+    std::size_t at = 12;
+    for (;;) {
+        if (at >= query.size()) return std::nullopt;
+        const std::size_t length = query[at++];
+        if (length == 0) break;
+        if (length > 63 || at + length > query.size()) return std::nullopt;
+        if (!q.name.empty()) q.name += '.';
+        for (std::size_t i = 0; i < length; ++i) {
+            char c = static_cast<char>(query[at + i]);
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+            q.host_name = q.host_name && host_name_char(c);
+            q.name += c;
+        }
+        at += length;
+        if (q.name.size() > 253) return std::nullopt;
+    }
+    if (at + 4 > query.size()) return std::nullopt;
+    q.type = read16(query, at);
+    q.klass = read16(query, at + 2);
+    q.end = at + 4;
+    return q;
+}
+
+// The address an A (a) or AAAA record gives name: for localhost the
+// loopback, the sandbox's own (RFC 6761), else its synthetic address;
+// nullopt when every synthetic address is taken.
+std::optional<std::vector<std::uint8_t>> address_record(const std::string& name, bool a, SyntheticNames& names) {
+    std::uint8_t rdata[16];
+    const std::size_t length = a ? 4 : 16;
+    if (is_localhost(name)) {
+        if (a) {
+            const std::uint32_t lo = htonl(INADDR_LOOPBACK);
+            std::memcpy(rdata, &lo, 4);
+        } else {
+            std::memcpy(rdata, &in6addr_loopback, 16);
+        }
+    } else {
+        const auto index = names.assign(name);
+        if (!index) return std::nullopt;
+        if (a) {
+            const in_addr v4 = SyntheticNames::v4(*index);
+            std::memcpy(rdata, &v4, 4);
+        } else {
+            const in6_addr v6 = SyntheticNames::v6(*index);
+            std::memcpy(rdata, &v6, 16);
+        }
+    }
+    return std::vector<std::uint8_t>(rdata, rdata + length);
+}
+
 }  // namespace
 
 std::optional<std::uint32_t> SyntheticNames::assign(const std::string& name) {
@@ -94,78 +175,26 @@ std::optional<std::vector<std::uint8_t>> dns_answer(std::span<const std::uint8_t
     if (query.size() < 12) return std::nullopt;  // no header: nothing to answer to
     const std::uint16_t flags = read16(query, 2);
     if (flags & 0x8000) return std::nullopt;  // a response
-    std::vector<std::uint8_t> out(query.begin(), query.begin() + 12);
-    auto finish = [&](Rcode rcode, std::size_t question_end, std::uint16_t answers) {
-        out[2] = static_cast<std::uint8_t>(0x80 | (flags >> 8 & 0x01));  // QR, opcode 0, RD as asked
-        out[3] = static_cast<std::uint8_t>(0x80 | rcode);                // RA
-        out[4] = 0;
-        out[5] = question_end > 0 ? 1 : 0;
-        out[6] = static_cast<std::uint8_t>(answers >> 8);
-        out[7] = static_cast<std::uint8_t>(answers);
-        std::fill(out.begin() + 8, out.begin() + 12, 0);
-        return out;
-    };
-    if ((flags >> 11 & 0xf) != 0) return finish(NotImp, 0, 0);
-    if (read16(query, 4) != 1) return finish(FormErr, 0, 0);
-
-    // The question: QNAME (labels, no compression), QTYPE, QCLASS.
-    std::string name;
-    bool host_name = true;
-    std::size_t at = 12;
-    for (;;) {
-        if (at >= query.size()) return finish(FormErr, 0, 0);
-        const std::size_t length = query[at++];
-        if (length == 0) break;
-        if (length > 63 || at + length > query.size()) return finish(FormErr, 0, 0);
-        if (!name.empty()) name += '.';
-        for (std::size_t i = 0; i < length; ++i) {
-            char c = static_cast<char>(query[at + i]);
-            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-            host_name = host_name && host_name_char(c);
-            name += c;
-        }
-        at += length;
-        if (name.size() > 253) return finish(FormErr, 0, 0);
-    }
-    if (at + 4 > query.size()) return finish(FormErr, 0, 0);
-    const std::uint16_t type = read16(query, at);
-    const std::uint16_t klass = read16(query, at + 2);
-    at += 4;
-    out.insert(out.end(), query.begin() + 12, query.begin() + static_cast<std::ptrdiff_t>(at));
-    if (klass != ClassIn) return finish(Refused, at, 0);
-    if (!host_name || name.empty()) return finish(name.empty() ? NoError : NxDomain, at, 0);
-    const bool a = type == TypeA || type == TypeAny;
-    if (!a && type != TypeAAAA) return finish(NoError, at, 0);  // no record of that type
-
-    std::uint8_t rdata[16];
-    std::uint16_t rdlength = a ? 4 : 16;
-    if (is_localhost(name)) {
-        // RFC 6761: the loopback, the sandbox's own.
-        if (a) {
-            const std::uint32_t lo = htonl(INADDR_LOOPBACK);
-            std::memcpy(rdata, &lo, 4);
-        } else {
-            std::memcpy(rdata, &in6addr_loopback, 16);
-        }
-    } else {
-        const auto index = names.assign(name);
-        if (!index) return finish(ServFail, at, 0);  // every synthetic address is taken
-        if (a) {
-            const in_addr v4 = SyntheticNames::v4(*index);
-            std::memcpy(rdata, &v4, 4);
-        } else {
-            const in6_addr v6 = SyntheticNames::v6(*index);
-            std::memcpy(rdata, &v6, 16);
-        }
-    }
-    put16(out, 0xc00c);  // the question's name
-    put16(out, a ? TypeA : TypeAAAA);
-    put16(out, ClassIn);
-    put16(out, static_cast<std::uint16_t>(kTtl >> 16));
-    put16(out, static_cast<std::uint16_t>(kTtl));
-    put16(out, rdlength);
-    out.insert(out.end(), rdata, rdata + rdlength);
-    return finish(NoError, at, 1);
+    Reply reply{{query.begin(), query.begin() + 12}, flags};
+    if ((flags >> 11 & 0xf) != 0) return reply.finish(NotImp, 0, 0);
+    if (read16(query, 4) != 1) return reply.finish(FormErr, 0, 0);
+    const auto q = read_question(query);
+    if (!q) return reply.finish(FormErr, 0, 0);
+    reply.out.insert(reply.out.end(), query.begin() + 12, query.begin() + static_cast<std::ptrdiff_t>(q->end));
+    if (q->klass != ClassIn) return reply.finish(Refused, q->end, 0);
+    if (!q->host_name || q->name.empty()) return reply.finish(q->name.empty() ? NoError : NxDomain, q->end, 0);
+    const bool a = q->type == TypeA || q->type == TypeAny;
+    if (!a && q->type != TypeAAAA) return reply.finish(NoError, q->end, 0);  // no record of that type
+    const auto address = address_record(q->name, a, names);
+    if (!address) return reply.finish(ServFail, q->end, 0);  // every synthetic address is taken
+    put16(reply.out, 0xc00c);                                // the question's name
+    put16(reply.out, a ? TypeA : TypeAAAA);
+    put16(reply.out, ClassIn);
+    put16(reply.out, static_cast<std::uint16_t>(kTtl >> 16));
+    put16(reply.out, static_cast<std::uint16_t>(kTtl));
+    put16(reply.out, static_cast<std::uint16_t>(address->size()));
+    reply.out.insert(reply.out.end(), address->begin(), address->end());
+    return reply.finish(NoError, q->end, 1);
 }
 
 std::optional<SocksTarget> transparent_target(const sockaddr_storage& address, socklen_t length,
