@@ -174,7 +174,7 @@ std::optional<Item> clone_host_path(const std::string& path, bool writable) {
 
 // The view's /dev: the host's device nodes (read-only: clone_host_path), a devpts instance of the sandbox's own with
 // ptmx a link into it, the inherited terminal at /dev/console, the links to /proc/self/fd, and a private /dev/shm
-// unless an entry names the host's.
+// unless an entry gives the host's (CanonicalPolicy::entries_give_host_dev_shm).
 void plan_devices(const CanonicalPolicy& policy, Plan& plan) {
     for (const char* name : kDevices)
         if (auto item = clone_host_path(std::string("/dev/") + name, true)) plan.items.push_back(std::move(*item));
@@ -194,10 +194,7 @@ void plan_devices(const CanonicalPolicy& policy, Plan& plan) {
     plan.add_link("/dev/stdin", "/proc/self/fd/0");
     plan.add_link("/dev/stdout", "/proc/self/fd/1");
     plan.add_link("/dev/stderr", "/proc/self/fd/2");
-    const bool host_shm = std::any_of(policy.resolved.begin(), policy.resolved.end(), [](const ResolvedEntry& e) {
-        return e.path == "/dev/shm" && e.exists && e.access != FsAccess::Deny;
-    });
-    if (!host_shm) {
+    if (!policy.entries_give_host_dev_shm()) {
         Item shm;
         shm.kind = Item::Kind::Tmpfs;
         shm.path = "/dev/shm";

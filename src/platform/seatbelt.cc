@@ -376,12 +376,9 @@ FilePlan plan_files(const CanonicalPolicy& policy, const SeatbeltContext& contex
         plan.external = true;  // (allow default): the terminals need no rule
         return plan;
     }
-    // "/" readable: it decides its own path as a read or write entry.  (From
-    // the derived sets, like everything here, rather than reads_root(), which
-    // also says yes when a ":root deny" beats the ":root read".)
-    plan.reads_root = std::find(policy.readable.begin(), policy.readable.end(), "/") != policy.readable.end() ||
-                      std::any_of(policy.writable.begin(), policy.writable.end(),
-                                  [](const WritableRoot& w) { return w.path == "/"; });
+    // "/" readable: from the derived sets, like everything here (the
+    // difference from reads_root(): CanonicalPolicy::root_in_derived_sets).
+    plan.reads_root = policy.root_in_derived_sets();
 
     plan_path_rules(policy, plan);
     plan_deny_globs(policy, plan);

@@ -603,6 +603,17 @@ bool CanonicalPolicy::reads_root() const {
     return root.entry && root.entry->path == "/" && root.access != FsAccess::Deny;
 }
 
+bool CanonicalPolicy::root_in_derived_sets() const {
+    return std::find(readable.begin(), readable.end(), "/") != readable.end() ||
+           std::any_of(writable.begin(), writable.end(), [](const WritableRoot& w) { return w.path == "/"; });
+}
+
+bool CanonicalPolicy::entries_give_host_dev_shm() const {
+    return std::any_of(resolved.begin(), resolved.end(), [](const ResolvedEntry& e) {
+        return e.path == "/dev/shm" && e.exists && e.access != FsAccess::Deny;
+    });
+}
+
 bool CanonicalPolicy::private_dev_shm() const {
     auto named = [](const std::vector<std::string>& paths) {
         return std::find(paths.begin(), paths.end(), "/dev/shm") != paths.end();

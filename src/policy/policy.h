@@ -248,9 +248,24 @@ struct CanonicalPolicy {
     bool sandboxed_filesystem() const { return mode == Mode::ReadOnly || mode == Mode::WorkspaceWrite; }
     // The allowlist proxy runs (--allow-domain given).
     bool by_name() const { return !allow_domains.empty(); }
-    // True when "/" is readable (a :root read or write entry): the view is the
-    // host's filesystem, read-only; otherwise it is empty but for the entries.
+    // The facts derived once here, for the helper's view and Landlock,
+    // Seatbelt and sbx check (tests/unit/test_entries.cc pins each case).
+    //
+    // True when "/" is readable: the resolved entry that decides "/" (a
+    // :root read or write entry, or a protected path that is "/") does not
+    // deny it.  The view is then the host's filesystem, read-only; otherwise
+    // it is empty but for the entries.  Usable inside resolve() before the
+    // derived sets below are filled.
     bool reads_root() const;
+    // "/" is in the derived sets: readable, or a writable root.  Seatbelt
+    // builds its whole profile from those sets, this too.  The same answer as
+    // reads_root() for every resolved policy but one where a protected path
+    // is "/" itself (a .git file's `gitdir: /`, a protected name that is a
+    // symlink to "/"), which only reads_root() counts.  Not unified: either
+    // choice changes one platform (the Linux view would drop the host's
+    // root, or the profile its restricted_read base), and a policy whose
+    // sets are filled by hand (Seatbelt's tests) has no resolved entries.
+    bool root_in_derived_sets() const;
     // The sandbox's /dev/shm is its own, a private, empty, writable tmpfs, as
     // in Codex's helper (whose /dev is always private): a sandboxed
     // filesystem, and no entry names /dev/shm itself (workspace-write's preset
@@ -258,6 +273,19 @@ struct CanonicalPolicy {
     // The host's shared memory is then neither readable nor writable, and
     // nothing written there outlives the sandbox.
     bool private_dev_shm() const;
+    // An entry, a protected path too, gives the host's existing /dev/shm
+    // read or write access (whatever else decides that path): a view without
+    // the root leaves /dev/shm to the entries instead of mounting a tmpfs
+    // there.  Mostly !private_dev_shm(), but not where an entry denies
+    // /dev/shm or names a missing one (false here: the view without the root
+    // mounts a tmpfs there all the same, made read-only, or covered, with
+    // the rest of the view), where an entry reads it and another denies it
+    // (true: no tmpfs, and the denied path is absent), nor where only a
+    // protected path is /dev/shm (`.codex -> /dev/shm`; true: its read-only
+    // clone of the host's, while private_dev_shm() says private).  Not
+    // unified with private_dev_shm(): one definition for both changed what
+    // /dev/shm is in those views, or what Landlock and sbx check say of it.
+    bool entries_give_host_dev_shm() const;
     bool operator==(const CanonicalPolicy&) const = default;
 };
 

@@ -426,3 +426,80 @@ TEST_CASE("a list of entries with -w roots added is labelled workspace-write") {
     CHECK(p.mode == Mode::WorkspaceWrite);
     CHECK(access(p, "/d/open/x") == "write");
 }
+
+// The facts CanonicalPolicy derives once (policy.h), in each case where two
+// of them could disagree: reads_root() (the helper's view and Landlock) and
+// root_in_derived_sets() (Seatbelt); private_dev_shm() (the view, Landlock,
+// the recorder, sbx check) and entries_give_host_dev_shm() (the view without
+// the root).
+TEST_CASE("derived facts: reading the root, and the sandbox's /dev/shm, case by case") {
+    FakeFs fs;
+    fs.dir("/w").dir("/dev/shm").dir("/etc").file("/dev/null");
+    const FsEntry write_w = path_entry("/w", FsAccess::Write);
+    auto root = [](FsAccess a) { return special(FsTarget::Kind::Root, a); };
+    struct RootCase {
+        const char* name;
+        std::vector<FsEntry> entries;
+        bool reads_root;
+        bool in_sets;
+    };
+    const RootCase root_cases[] = {
+        {"root read", {kRootRead, write_w}, true, true},
+        {"root write narrowed", {root(FsAccess::Write), path_entry("/etc", FsAccess::Read)}, true, true},
+        {"root read beaten by root deny", {kRootRead, root(FsAccess::Deny), write_w}, false, false},
+        {"root deny", {root(FsAccess::Deny), write_w}, false, false},
+        {"no root", {write_w}, false, false},
+    };
+    for (const auto& c : root_cases) {
+        INFO(c.name);
+        const CanonicalPolicy p = with(c.entries, fs);
+        CHECK(p.reads_root() == c.reads_root);
+        CHECK(p.root_in_derived_sets() == c.in_sets);
+    }
+    // The one case where they differ: a protected path that is "/" itself.
+    FakeFs to_root = fs;
+    to_root.link("/w/.codex", "/");
+    const CanonicalPolicy linked = with({write_w}, to_root);
+    CHECK(linked.reads_root());
+    CHECK_FALSE(linked.root_in_derived_sets());
+    CHECK(with({kRootRead, write_w}, to_root).root_in_derived_sets());
+
+    FakeFs no_shm;
+    no_shm.dir("/w").dir("/dev").dir("/etc").file("/dev/null");
+    FakeFs shm_link = fs;
+    shm_link.link("/w/.codex", "/dev/shm");
+    const FsEntry shm_read = path_entry("/dev/shm", FsAccess::Read),
+                  shm_write = path_entry("/dev/shm", FsAccess::Write),
+                  shm_deny = path_entry("/dev/shm", FsAccess::Deny);
+    struct ShmCase {
+        const char* name;
+        std::vector<FsEntry> entries;
+        const FakeFs* fs;
+        bool private_shm;
+        bool host_shm;
+    };
+    const ShmCase shm_cases[] = {
+        {"no entry", {}, &fs, true, false},
+        {"written", {shm_write}, &fs, false, true},
+        {"written, missing", {shm_write}, &no_shm, true, false},
+        {"read", {shm_read}, &fs, false, true},
+        {"read, missing", {shm_read}, &no_shm, false, false},
+        {"denied", {shm_deny}, &fs, false, false},
+        {"denied, missing", {shm_deny}, &no_shm, false, false},
+        {"read and denied", {shm_read, shm_deny}, &fs, false, true},
+        {"read and written", {shm_read, shm_write}, &fs, false, true},
+        {"a protected name's target", {}, &shm_link, true, true},
+        {"/dev denied", {path_entry("/dev", FsAccess::Deny)}, &fs, true, false},
+    };
+    for (const bool reads_root : {false, true}) {
+        for (const auto& c : shm_cases) {
+            INFO(c.name << (reads_root ? ", with the root" : ", without the root"));
+            std::vector<FsEntry> entries = c.entries;
+            entries.push_back(write_w);
+            if (reads_root) entries.insert(entries.begin(), kRootRead);
+            const CanonicalPolicy p = with(entries, *c.fs);
+            CHECK(p.private_dev_shm() == c.private_shm);
+            CHECK(p.entries_give_host_dev_shm() == c.host_shm);
+        }
+    }
+}
