@@ -35,6 +35,9 @@ PolicyDelta merged(const std::vector<PolicyDelta>& deltas) {
         add_once(out.read_only, d.read_only);
         add_once(out.allow_domains, d.allow_domains);
     }
+    // --unprotect .git opens all of .git: --git-write beside it is refused,
+    // and says nothing more.
+    if (std::find(out.unprotect.begin(), out.unprotect.end(), ".git") != out.unprotect.end()) out.git_write = false;
     const std::vector<std::string> roots = out.writable_roots;
     std::erase_if(out.writable_roots, [&roots](const std::string& w) {
         return std::any_of(roots.begin(), roots.end(), [&](const std::string& other) { return path_below(w, other); });

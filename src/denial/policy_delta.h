@@ -32,7 +32,8 @@ struct PolicyDelta {
 
 // The deltas of several fixes as one: the last mode asked, the widest
 // network (full over limited: a client's and a server's), each root, name,
-// path and pattern once, and a writable root below another one left out.
+// path and pattern once, a writable root below another one left out, and
+// --git-write left out beside --unprotect .git (which opens all of .git).
 PolicyDelta merged(const std::vector<PolicyDelta>&);
 
 // The flags of sbx run that make the change, in the order -p, -n, -w,

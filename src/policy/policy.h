@@ -165,7 +165,7 @@ struct Environment {
 inline constexpr std::string_view kGitWritableDirectories[] = {"objects", "refs", "logs", "reftable", "lfs"};
 inline constexpr std::string_view kGitStateFiles[] = {
     "index",     "HEAD",       "ORIG_HEAD",  "FETCH_HEAD",       "COMMIT_EDITMSG", "packed-refs", "MERGE_HEAD",
-    "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",    "shallow",
+    "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",    "SQUASH_MSG",  "shallow",
 };
 inline constexpr std::string_view kGitConfigurationFiles[] = {"config", "config.worktree", "commondir", "gitdir"};
 

@@ -99,6 +99,11 @@ TEST_CASE("policy delta: merged, the last mode, the widest network, each once, n
                            .unprotect = {".git"},
                            .allow_domains = {"a.dev"}});
     CHECK(merged({}).empty());
+    // --unprotect .git opens all of .git: --git-write beside it would be refused.
+    CHECK(merged({PolicyDelta{.git_write = true}, PolicyDelta{.unprotect = {".git"}}}) ==
+          PolicyDelta{.unprotect = {".git"}});
+    CHECK(merged({PolicyDelta{.git_write = true}, PolicyDelta{.unprotect = {".codex"}}}) ==
+          PolicyDelta{.unprotect = {".codex"}, .git_write = true});
 }
 
 TEST_CASE("policy delta: applied as its flags would be") {
