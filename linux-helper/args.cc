@@ -63,6 +63,9 @@ constexpr const char* kHelp =
     "                                stdin, stdout or stderr, is one the caller made\n"
     "                                for this sandbox alone (sbx's pty relay): the\n"
     "                                command may resize it (TIOCSWINSZ)\n"
+    "  --learn                       a learning run (sbx learn): every write lands in a\n"
+    "                                throwaway layer, and each operation the policy\n"
+    "                                refuses is recorded instead (as --record-denials)\n"
     "  --proxy-fd N                  with allow_domains (network limited): send the\n"
     "                                listening socket of 127.0.0.1:3128 in the sandbox's\n"
     "                                network to sbx's allowlist proxy on socket N\n"
@@ -105,6 +108,7 @@ enum class Opt {
     RecordDenials,
     RecordNetwork,
     PrivateTerminal,
+    Learn,
     Help,
     InnerStage,
 };
@@ -128,6 +132,7 @@ constexpr OptionSpec kOptions[] = {
     {option::kRecordNetwork, Opt::RecordNetwork, false},
     {option::kProxyFd, Opt::ProxyFd, true},
     {option::kPrivateTerminal, Opt::PrivateTerminal, false},
+    {option::kLearn, Opt::Learn, false},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -196,6 +201,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::RecordDenials: args.record_denials = true; break;
             case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::PrivateTerminal: args.private_terminal = true; break;
+            case Opt::Learn: args.learn = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, help_text()); std::exit(0);
             case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
             case Opt::TransparentTcp: args.transparent_tcp = true; break;

@@ -33,6 +33,7 @@ struct Args {
     std::optional<ManagedNetwork> managed_network;  // --managed-network (managed_network.h)
     bool transparent_tcp = false;                   // --transparent-tcp (transparent.h)
     bool private_terminal = false;                  // --private-terminal (inherited_fds.h)
+    bool learn = false;                             // --learn (learn_view.h)
     char** command = nullptr;                       // argv-style, null-terminated
 };
 

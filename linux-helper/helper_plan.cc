@@ -65,6 +65,13 @@ Watch watch_for(const Args& args, const HelperPlan& plan) {
 
 }  // namespace
 
+CanonicalPolicy learning_layers_of(CanonicalPolicy policy) {
+    policy.readable = {"/"};
+    policy.writable = {WritableRoot{"/", {}}};
+    policy.denied.clear();
+    return policy;
+}
+
 HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHost& host) {
     HelperPlan plan;
     plan.policy = std::move(policy);
@@ -82,6 +89,12 @@ HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHos
     plan.pid1 = !plan.unsandboxed && (plan.filesystem || plan.limited || processes || plan.signals_by_pid_namespace);
     plan.pids_cgroup = processes && host.root;
     plan.record = args.record_denials && plan.filesystem;
+    if (args.learn) {
+        if (!plan.filesystem)
+            usage_error("--learn: the policy sandboxes no files (a learning run needs read-only or workspace-write)");
+        plan.learn = plan.record = true;
+        plan.learning_layers = learning_layers_of(plan.policy);
+    }
     plan.no_proc = args.no_proc;
     plan.proxy_fd = args.proxy_fd;
     // Under --managed-network no UNIX socket is bound to a path, as in

@@ -25,6 +25,7 @@
 #include "host_watch.h"
 #include "inherited_fds.h"
 #include "landlock.h"
+#include "learn_view.h"
 #include "layers.h"
 #include "managed_network.h"
 #include "mounts.h"
@@ -114,7 +115,7 @@ public:
         // The process count: a pids cgroup for root, RLIMIT_NPROC in the
         // user namespace for everyone else (rlimits.h, cgroup.h).
         if (plan.pids_cgroup) pids_.emplace(*plan.policy.limits.processes);
-        if (plan.filesystem) protect_.emplace(plan.policy);
+        if (plan.filesystem && !plan.learn) protect_.emplace(plan.policy);
         // Once the placeholders exist, before pid 1 covers anything.
         if (protect_) host_watch_.emplace(covered_paths(plan.policy, *protect_));
         relays_.emplace(plan.filesystem);
@@ -127,7 +128,9 @@ public:
         if (pids_) pids_->enter();
         if (user) map_ids(uid_, gid_);
         if (user && processes && !pids_) limit_processes_in_user_namespace(*processes);
-        if (plan_.filesystem) {
+        if (plan_.learn) {
+            build_learning_view(plan_.policy, uid_ == 0);
+        } else if (plan_.filesystem) {
             git_views_ = build_filesystem_view(plan_.policy, *protect_);
         } else {
             make_mounts_private();
@@ -145,7 +148,7 @@ public:
     // In the command's process: its output to the relays, then its layers.
     Fd prepare() {
         relays_->attach();
-        return apply_process_layers(plan_.policy, cwd_, plan_.layers);
+        return apply_process_layers(plan_.learn ? *plan_.learning_layers : plan_.policy, cwd_, plan_.layers);
     }
 
     // In the helper, once pid 1 exists.
@@ -232,6 +235,9 @@ void without_user_namespaces(const HelperPlan& plan, const Status& status) {
     if (plan.limited)
         fail("namespaces", "user namespaces are unavailable, so network 'limited' has no network namespace",
              fix_userns + ", or use --network restricted");
+    if (plan.learn)
+        fail("namespaces", "user namespaces are unavailable, so a learning run has no throwaway layer for its writes",
+             fix_userns);
     if (!plan.filesystem) {  // external-sandbox below Landlock ABI 6
         const std::string not_scoped =
             "Landlock below ABI 6 cannot scope signals and user namespaces are unavailable for a pid namespace";

@@ -26,6 +26,7 @@ inline constexpr char kRecordDenials[] = "--record-denials";
 inline constexpr char kRecordNetwork[] = "--record-network";
 inline constexpr char kProxyFd[] = "--proxy-fd";
 inline constexpr char kPrivateTerminal[] = "--private-terminal";
+inline constexpr char kLearn[] = "--learn";
 }  // namespace option
 
 // The status lines: one JSON object each, {KIND: DETAIL}.
