@@ -20,12 +20,12 @@ _sbx() {
     local sub="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            run|policy|check|doctor|trust) sub=${words[i]}; break ;;
+            run|learn|policy|check|doctor|trust) sub=${words[i]}; break ;;
             --) return ;;
         esac
     done
-    # After "run ... --", the command itself: a program, then its arguments.
-    if [[ $sub == run ]]; then
+    # After "run ... --" (or "learn ... --"), the command itself: a program, then its arguments.
+    if [[ $sub == run || $sub == learn ]]; then
         for ((i = i + 1; i < cword; i++)); do
             [[ ${words[i]} == -- ]] || continue
             if declare -F _command_offset >/dev/null; then
@@ -60,8 +60,8 @@ _sbx() {
 
     local words_for=
     case $sub in
-        "") words_for="run policy check doctor trust -h --help --version" ;;
-        run) words_for="-h --help $policy_opts $run_opts --" ;;
+        "") words_for="run learn policy check doctor trust -h --help --version" ;;
+        run|learn) words_for="-h --help $policy_opts $run_opts --" ;;
         policy) words_for="-h --help $policy_opts --json --seatbelt --relative" ;;
         check) words_for="-h --help $policy_opts --read --write --exec --connect --json" ;;
         doctor) words_for="-h --help --json" ;;

@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-SUBCOMMANDS = ["run", "policy", "check", "doctor", "trust"]
+SUBCOMMANDS = ["run", "learn", "policy", "check", "doctor", "trust"]
 
 # Options whose value is one of a fixed set; the rest take a path, a
 # directory, or free text (FILES, DIRS).

@@ -33,7 +33,7 @@ constexpr const char* kDoctorExitCodes =
 constexpr const char* kTrustExitCodes =
     "Exit status: 0 done; 125 sbx refused (one line on stderr starting with 'sbx: ').  See sbx(1).";
 
-constexpr const char* kCommands = "commands: run, policy, check, doctor, trust";
+constexpr const char* kCommands = "commands: run, learn, policy, check, doctor, trust";
 
 // The usage line of sbx run names the command it runs, which CLI11 (it
 // collects the command with prefix_command(), not a positional) leaves out.
@@ -41,7 +41,7 @@ class HelpFormatter : public CLI::Formatter {
 public:
     std::string make_usage(const CLI::App* app, std::string name) const override {
         std::string usage = CLI::Formatter::make_usage(app, std::move(name));
-        if (app->get_name() == "run" && app->get_parent() != nullptr) {
+        if ((app->get_name() == "run" || app->get_name() == "learn") && app->get_parent() != nullptr) {
             const auto end = usage.find_last_not_of('\n') + 1;
             usage.insert(end, " -- COMMAND [ARG...]");
         }
@@ -409,7 +409,7 @@ void check_command_word(const CLI::App& app, const std::vector<std::string>& wor
     const std::string flag = first.substr(0, first[1] == '-' ? first.find('=') : 2);
     const auto command = std::find_if(words.begin(), words.end(), is_command);
     const CLI::App* owner = nullptr;
-    for (const char* name : {"run", "policy", "check", "doctor", "trust"}) {
+    for (const char* name : {"run", "learn", "policy", "check", "doctor", "trust"}) {
         const CLI::App* sub = app.get_subcommand(name);
         if ((command == words.end() || *command == name) && sub->get_option_no_throw(flag) != nullptr) {
             owner = sub;
@@ -422,7 +422,7 @@ void check_command_word(const CLI::App& app, const std::vector<std::string>& wor
     const std::string name = owner->get_name();
     std::vector<std::string> moved(words.begin(), command);
     throw Error(fmt::format("{}: options go after the command: sbx {} {}{}", flag, name, fmt::join(moved, " "),
-                            name == "run" ? " -- ..." : ""));
+                            name == "run" || name == "learn" ? " -- ..." : ""));
 }
 
 // sbx's words, with the command after the first "--" split off: CLI11
@@ -463,6 +463,7 @@ struct CheckCommand {
 };
 struct Commands {
     RunCommand run;
+    RunCommand learn;  // sbx run's options, the run a learning one (finish_learn)
     PolicyCommand policy;
     CheckCommand check;
     CLI::App* doctor = nullptr;
@@ -471,8 +472,8 @@ struct Commands {
     TrustArgs trust_args;
 };
 
-void add_run_command(CLI::App& app, const Wanted& in_argv, RunCommand& c) {
-    c.app = app.add_subcommand("run", "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
+void add_run_command(CLI::App& app, const Wanted& in_argv, RunCommand& c, const char* name, const char* about) {
+    c.app = app.add_subcommand(name, about);
     add_policy_options(*c.app, in_argv, c.args.policy, c.policy);
     add_run_options(*c.app, in_argv, c.args, c.text);
     // Everything from the first word that is not an option of run is the command.
@@ -517,7 +518,11 @@ void add_check_command(CLI::App& app, const Wanted& in_argv, CheckCommand& c) {
 
 // The subcommands, in the order of sbx --help.
 void add_commands(CLI::App& app, const Wanted& in_argv, Commands& c) {
-    add_run_command(app, in_argv, c.run);
+    add_run_command(app, in_argv, c.run, "run",
+                    "Run COMMAND under the sandbox: sbx run [OPTIONS] [--] COMMAND [ARG...]");
+    add_run_command(app, in_argv, c.learn, "learn",
+                    "Run COMMAND once with every write in a throwaway layer and print the tightest sbx run line "
+                    "that lets it work: sbx learn [OPTIONS] [--] COMMAND [ARG...]");
     add_policy_command(app, in_argv, c.policy);
     add_check_command(app, in_argv, c.check);
     c.doctor =
@@ -551,12 +556,27 @@ std::optional<int> parse_words(CLI::App& app, std::vector<std::string> words) {
     return std::nullopt;
 }
 
+// sbx learn: sbx run's options, the run a learning one (plan.h
+// CommandSpec::learn), its denials recorded and explained as sbx run lines.
+void finish_learn(const RunText& text, RunArgs& args) {
+    if (native_os() != TargetOs::Linux)
+        throw Error("learn: Linux only (its throwaway layer is an overlay in the helper's mount namespace)");
+    if (args.approval.ask_for_approval != "never" || args.approval.escalate)
+        throw Error(
+            "learn: -a and --escalate: a learning run asks nobody and runs nothing outside its layer; "
+            "drop them");
+    if (text.no_record_denials) throw Error("learn: --no-record-denials: a learning run is a recording one");
+    args.command.learn = args.explain = true;
+    args.invocation.at(1) = "run";  // the line it prints is one of sbx run
+}
+
 int finish_and_run(RunCommand& c, const Words& words, const char* argv0) {
+    const std::string name = c.app->get_name();
     std::vector<std::string> command = c.app->remaining();
     if (!words.after_dashes.empty()) {
         if (!command.empty())
-            throw Error(
-                fmt::format("run: '{}' before '--' is not an option of run; see 'sbx run --help'", command.front()));
+            throw Error(fmt::format("{}: '{}' before '--' is not an option of {}; see 'sbx {} --help'", name,
+                                    command.front(), name, name));
         command = words.after_dashes;
         if (command == std::vector<std::string>{""}) command.clear();
     }
@@ -567,6 +587,7 @@ int finish_and_run(RunCommand& c, const Words& words, const char* argv0) {
         words.sbx.end() - static_cast<std::ptrdiff_t>(words.after_dashes.empty() ? command.size() : 0));
     try {
         finish_policy(c.policy, c.args.policy);
+        if (name == "learn") finish_learn(c.text, c.args);
         finish_run(c.text, c.args, command);
     } catch (const Error& e) {
         // One format asked for (both at once is itself the refusal).
@@ -591,9 +612,10 @@ int finish_and_run(CheckCommand& c) {
 
 // The command CLI11 found, its options finished, run.
 int run_parsed(Commands& c, const Words& words, const char* argv0) {
-    if (!words.after_dashes.empty() && !c.run.app->parsed())
-        throw Error("'--' is only for sbx run, before the command; see 'sbx --help'");
+    if (!words.after_dashes.empty() && !c.run.app->parsed() && !c.learn.app->parsed())
+        throw Error("'--' is only for sbx run and sbx learn, before the command; see 'sbx --help'");
     if (c.run.app->parsed()) return finish_and_run(c.run, words, argv0);
+    if (c.learn.app->parsed()) return finish_and_run(c.learn, words, argv0);
     if (c.policy.app->parsed()) return finish_and_run(c.policy);
     if (c.check.app->parsed()) return finish_and_run(c.check);
     if (c.trust->parsed()) return trust_command(c.trust_args);

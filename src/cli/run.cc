@@ -225,7 +225,8 @@ public:
             apply(added, with.flags);
             return resolve_policy_args(with, args_.command.cwd).policy;
         };
-        return explain_run({args_.invocation, args_.command.argv, policy_, env, resolve_with}, denial);
+        return explain_run({args_.invocation, args_.command.argv, policy_, env, resolve_with, args_.command.learn},
+                           denial);
     }
 
     // The machine's environment, from the command's cwd.
@@ -250,8 +251,13 @@ public:
         r.cwd = args_.command.cwd;
         r.policy = policy_;
         r.denial = a.denial;
-        if (auto n = denial_note(r)) notes += *n;
-        if (a.explanation) notes += explanation_text(*a.explanation, a.denial.denials.size());
+        // A learning run's refusals were let through (into its throwaway layer).
+        if (args_.command.learn && a.explanation) {
+            notes += learning_text(args_.invocation, args_.command.argv, *a.explanation, a.denial.denials.size());
+        } else {
+            if (auto n = denial_note(r)) notes += *n;
+            if (a.explanation) notes += explanation_text(*a.explanation, a.denial.denials.size());
+        }
         if (a.result.survivors > 0)
             notes += fmt::format("sbx: warning: {} processes of the command could not be killed\n", a.result.survivors);
         // On a line of their own, even after output that ended mid-line.
@@ -398,11 +404,16 @@ int run_and_report(const RunArgs& args, bool& reported) {
     // A --deny or --read-only file with another name would be open through
     // that name: refused, as a policy the sandbox cannot enforce.
     refuse_linked_files(runner.policy());
+    if (args.command.learn && !runner.policy().sandboxed_filesystem())
+        throw Error(
+            fmt::format("learn: -p {} sandboxes no files, so there is nothing to learn; give the policy to "
+                        "learn from, -p workspace-write or -p read-only",
+                        to_string(runner.policy().mode)));
     check_control_fd(args.control_fd, runner.policy());
     reported = args.dry_run;
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);
     runner.relay_tty(relay_terminal(args, native_os(), ::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1));
-    make_missing_roots(resolved);
+    if (!args.command.learn) make_missing_roots(resolved);  // a learning run changes nothing on the host
     const approval::ApprovalRequest request{args.command.argv, args.command.cwd, runner.policy(),
                                             settings.rules.empty() ? "" : program_path(args.command)};
 

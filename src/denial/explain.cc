@@ -15,6 +15,28 @@ namespace sbx {
 
 namespace {
 
+bool in_system_directory(const std::string& path) {
+    const auto& dirs = system_directories();
+    return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return path_within(path, d); });
+}
+
+// Why sbx learn does not suggest a change that --explain would, or "": -w
+// of a system directory, and -n full (a learning run suggests names, and a
+// connect whose name it does not know may well be one the command can do
+// without: it went on without it).
+std::string too_wide_to_learn(const PolicyDelta& change) {
+    for (const auto& root : change.writable_roots)
+        if (in_system_directory(root))
+            return fmt::format(
+                "-w {} would open a system directory (install into the workspace, or under $HOME, "
+                "instead)",
+                root);
+    if (change.network == Network::Full)
+        return "learn suggests the names a command connects to (--allow-domain), never -n full, and this "
+               "connection's name is not known; give the name with --allow-domain and learn again";
+    return "";
+}
+
 // Whether `word` is the option `short_name`/`long_name` in any of CLI11's
 // spellings, and whether its value is the next word.
 struct OptionMatch {
@@ -93,8 +115,14 @@ PolicyDelta prune_writable(PolicyDelta change, const std::vector<const Denial*>&
 
 }  // namespace
 
+const std::vector<std::string>& system_directories() {
+    static const std::vector<std::string> dirs{"/etc",   "/usr",   "/bin",    "/sbin", "/lib",
+                                               "/lib32", "/lib64", "/libx32", "/boot", "/var/lib"};
+    return dirs;
+}
+
 Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& analysis) {
-    const auto& [invocation, command, policy, env, resolve_with] = request;
+    const auto& [invocation, command, policy, env, resolve_with, learning] = request;
     Explanation e;
     e.unseen = analysis.omitted;
     std::vector<PolicyDelta> fixes;
@@ -104,7 +132,9 @@ Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& ana
         // allowlist proxy's refusal of more connections than its cap is of
         // its own address, no host to allow).
         const Fix f = d.fix ? *d.fix : fix_for(policy, d, env);
-        if (f.change.empty()) {
+        if (const std::string why = learning ? too_wide_to_learn(f.change) : ""; !why.empty()) {
+            e.not_suggested.push_back({denied_what(d), why});
+        } else if (f.change.empty()) {
             e.not_suggested.push_back({denied_what(d), f.refused});
         } else {
             fixes.push_back(f.change);
@@ -146,8 +176,25 @@ Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& ana
     return e;
 }
 
-std::string explanation_text(const Explanation& e, std::size_t denials) {
+namespace {
+
+// The denials no flag was suggested for, the first five: "sbx: LABEL: not
+// suggested for WHAT: WHY" each.
+std::string not_suggested_lines(const Explanation& e, std::string_view label) {
     constexpr std::size_t kShown = 5;
+    std::string out;
+    for (std::size_t i = 0; i < e.not_suggested.size() && i < kShown; ++i)
+        out +=
+            fmt::format("sbx: {}: not suggested for {}: {}\n", label, e.not_suggested[i].what, e.not_suggested[i].why);
+    if (e.not_suggested.size() > kShown)
+        out += fmt::format("sbx: {}: ... and {} more not suggested (--json lists them all)\n", label,
+                           e.not_suggested.size() - kShown);
+    return out;
+}
+
+}  // namespace
+
+std::string explanation_text(const Explanation& e, std::size_t denials) {
     if (denials == 0 && e.unseen == 0)
         return "sbx: explain: no denial was recorded (the recorder sees writes and connects; see sbx(1))\n";
     std::string out;
@@ -159,15 +206,34 @@ std::string explanation_text(const Explanation& e, std::size_t denials) {
     } else {
         out += "sbx: explain: no flag is suggested for what was denied\n";
     }
-    for (std::size_t i = 0; i < e.not_suggested.size() && i < kShown; ++i)
-        out += fmt::format("sbx: explain: not suggested for {}: {}\n", e.not_suggested[i].what, e.not_suggested[i].why);
-    if (e.not_suggested.size() > kShown)
-        out += fmt::format("sbx: explain: ... and {} more not suggested (--json lists them all)\n",
-                           e.not_suggested.size() - kShown);
+    out += not_suggested_lines(e, "explain");
     if (e.unseen > 0)
         out += fmt::format("sbx: explain: {} more denied operation{} only counted, not looked at{}\n", e.unseen,
                            e.unseen == 1 ? " was" : "s were",
                            e.argv.empty() ? "" : "; run the line above to see what is left");
+    return out;
+}
+
+std::string learning_text(const std::vector<std::string>& invocation, const std::vector<std::string>& command,
+                          const Explanation& e, std::size_t denials) {
+    // No flag to add: the invocation as it was.
+    std::vector<std::string> line = e.argv;
+    if (line.empty()) {
+        line = invocation;
+        line.push_back("--");
+        line.insert(line.end(), command.begin(), command.end());
+    }
+    std::string out = fmt::format("sbx: learn: it needs: {}\n", shell_line(line));
+    if (denials == 0 && e.unseen == 0) out += "sbx: learn: the policy refused nothing\n";
+    else if (e.allowed < denials)
+        out += fmt::format("sbx: learn: that line allows {} of the {} operations the policy refused\n", e.allowed,
+                           denials);
+    out += not_suggested_lines(e, "learn");
+    if (e.unseen > 0)
+        out += fmt::format(
+            "sbx: learn: {} more refused operation{} only counted, not looked at; learn again with "
+            "the line above\n",
+            e.unseen, e.unseen == 1 ? " was" : "s were");
     return out;
 }
 

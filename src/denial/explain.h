@@ -45,7 +45,15 @@ struct ExplainRequest {
     const CanonicalPolicy& policy;            // the run's
     const Environment& env;                   // the machine's, from the command's cwd
     ResolveWith resolve_with;
+    // sbx learn: a line no wider than a careful person would write, so
+    // never -w of a system directory (system_directories()).
+    bool learning = false;
 };
+
+// The directories a learning run never suggests -w for, nor anything in
+// them: the system's programs, libraries and configuration (/etc, /usr,
+// /bin, /sbin, /lib*, /boot, /var/lib).
+const std::vector<std::string>& system_directories();
 
 // A fix that names a mode or a
 // network level (-p, -n) replaces the invocation's own (-p X, -pX, --policy X,
@@ -58,6 +66,12 @@ Explanation explain_run(const ExplainRequest&, const DenialAnalysis&);
 
 // Text mode's lines ("sbx: explain: ..."), each with its newline.
 std::string explanation_text(const Explanation&, std::size_t denials);
+
+// sbx learn's lines ("sbx: learn: ..."): the line the command needs (the
+// invocation as it was, "--" and the command, where no flag is suggested),
+// what no flag was suggested for, what was only counted.
+std::string learning_text(const std::vector<std::string>& invocation, const std::vector<std::string>& command,
+                          const Explanation&, std::size_t denials);
 
 // The result's "explain" object: {argv, line, added, allowed, not_suggested: [{what, why}], unseen}.
 nlohmann::json explanation_json(const Explanation&);

@@ -18,20 +18,21 @@ const std::map<std::string, std::string>& no_network_retry_env() {
 }
 
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
-                                           const std::string& command_cwd, bool record_denials, bool private_terminal) {
+                                           const CommandSpec& command) {
     namespace option = wire::option;
     std::vector<std::string> args{helper};
     args.insert(args.end(), {option::kPolicyCwd, policy.workspace});
-    args.insert(args.end(), {option::kCommandCwd, command_cwd});
+    args.insert(args.end(), {option::kCommandCwd, command.cwd});
     args.insert(args.end(), {option::kStatusFd, std::to_string(kHelperStatusFd)});
     // Every denial recorded, or (cheap: only the network calls reach pid 1)
     // under restricted and limited each network attempt the sandbox refused,
     // with its destination.
-    if (record_denials) args.emplace_back(option::kRecordDenials);
+    if (command.learn) args.emplace_back(option::kLearn);  // records as --record-denials does
+    else if (command.record_denials) args.emplace_back(option::kRecordDenials);
     else if (policy.network != Network::Full) args.emplace_back(option::kRecordNetwork);
     // sbx's relay: the controlling terminal is the pty sbx made for this
     // sandbox, which the command may resize (TIOCSWINSZ) as its own.
-    if (private_terminal) args.emplace_back(option::kPrivateTerminal);
+    if (command.private_terminal) args.emplace_back(option::kPrivateTerminal);
     // By name: the proxy, and every TCP connect carried to it (transparent TCP:
     // programs that ignore the proxy variables reach allowed names too).
     if (policy.by_name())
@@ -52,8 +53,7 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv = command.argv;
         out.sandbox = SandboxKind::None;
     } else if (os == TargetOs::Linux) {
-        out.argv = linux_helper_args(policy, paths.linux_helper, command.cwd, command.record_denials,
-                                     command.private_terminal);
+        out.argv = linux_helper_args(policy, paths.linux_helper, command);
         out.argv.push_back("--");
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = SandboxKind::Linux;

@@ -32,6 +32,9 @@ struct CommandSpec {
     bool clear_env = false;                      // --clear-env
     StdinMode stdin_mode = StdinMode::Inherit;
     bool record_denials = false;  // --record-denials (the helper's recorder)
+    // sbx learn: every write in a throwaway layer, each refusal of the
+    // policy recorded (the helper's --learn; Linux only).
+    bool learn = false;
     // The command runs on a pseudo-terminal sbx made for it (its relay,
     // exec/terminal.h): the helper is told so (--private-terminal).
     bool private_terminal = false;
@@ -81,11 +84,10 @@ const std::map<std::string, std::string>& no_network_retry_env();
 
 ExecPlan plan(const CanonicalPolicy&, const CommandSpec&, TargetOs, const PlatformPaths&);
 
-// The helper's argv prefix for a policy (everything before "--").
-// record_denials adds the helper's --record-denials, private_terminal its
-// --private-terminal (sbx's own; never in the argv Codex is given).
-std::vector<std::string> linux_helper_args(const CanonicalPolicy&, const std::string& helper,
-                                           const std::string& command_cwd, bool record_denials = false,
-                                           bool private_terminal = false);
+// The helper's argv prefix for a policy and command (everything before
+// "--"): its cwd, and the command's record_denials, private_terminal and
+// learn as the helper's --record-denials, --private-terminal and --learn
+// (sbx's own; never in the argv Codex is given).
+std::vector<std::string> linux_helper_args(const CanonicalPolicy&, const std::string& helper, const CommandSpec&);
 
 }  // namespace sbx

@@ -124,9 +124,9 @@ is "Codex read-only JSON with -w is refused" \
     "$(answer "$SBX" policy --policy-json '{"type":"read-only"}' -w "$ws/extra")"
 
 # The command word.
-is "no command" "125 sbx: no command given (commands: run, policy, check, doctor, trust); see sbx --help" "$(answer "$SBX")"
+is "no command" "125 sbx: no command given (commands: run, learn, policy, check, doctor, trust); see sbx --help" "$(answer "$SBX")"
 is "an unknown command" \
-    "125 sbx: unknown command 'frobnicate' (commands: run, policy, check, doctor, trust); see sbx --help" \
+    "125 sbx: unknown command 'frobnicate' (commands: run, learn, policy, check, doctor, trust); see sbx --help" \
     "$(answer "$SBX" frobnicate)"
 is "a policy option before the command" \
     "125 sbx: -p: options go after the command: sbx run -p workspace-write -- ..." \

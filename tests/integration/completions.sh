@@ -21,7 +21,7 @@ bash_offers() {
         _sbx; printf "%s\n" "${COMPREPLY[@]}"' bash "$src/completions/sbx.bash" "$@" | sort -u
 }
 
-for sub in run policy check doctor trust; do
+for sub in run learn policy check doctor trust; do
     want=$(help_options "$sub")
     got=$(bash_offers "$sub" - | grep -v '^--$')
     is "bash: sbx $sub - offers exactly the options of sbx $sub --help" "$want" "$got"
@@ -31,6 +31,7 @@ is "bash: sbx offers the subcommands" "--help
 -h
 check
 doctor
+learn
 policy
 run
 trust" "$(bash_offers "")"

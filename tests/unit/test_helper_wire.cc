@@ -64,8 +64,11 @@ struct Parsed {
 };
 
 Parsed through_the_wire(const CanonicalPolicy& policy, bool record_denials, bool private_terminal, Argv& argv) {
-    argv.words = linux_helper_args(policy, "/usr/libexec/sbx/codex-linux-sandbox", "/work/repo/sub", record_denials,
-                                   private_terminal);
+    CommandSpec command;
+    command.cwd = "/work/repo/sub";
+    command.record_denials = record_denials;
+    command.private_terminal = private_terminal;
+    argv.words = linux_helper_args(policy, "/usr/libexec/sbx/codex-linux-sandbox", command);
     argv.words.insert(argv.words.end(), {"--", "make", "test"});
     for (auto& word : argv.words) argv.pointers.push_back(word.data());
     argv.pointers.push_back(nullptr);

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# sbx learn (issue 34): real tools run once with every write in a throwaway
+# layer; the line sbx prints lets the same command succeed under sbx run,
+# the policy without that line's flags does not, and nothing on the host
+# changed during the learning run (the project, $HOME, /etc).
+#
+# The tools: a make build that also fills a tool's cache under $HOME, a git
+# commit, npm install of a local tarball, pip install of a local wheel into
+# a venv in the project (npm and pip where this machine has them).  Also run
+# as uid 65534 (unprivileged.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+require_helper
+if ! why=$(has_user_namespaces); then
+    echo "1..0 # SKIP $why"
+    exit 0
+fi
+d=$(scratch)
+export HOME=$d/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
+mkdir -p "$HOME/.cache"  # as on any machine a user works on
+proj=$d/proj
+mkdir -p "$proj"
+logs=$(scratch)  # sbx's stderr, outside what the manifest covers
+
+# Everything under the scratch directory and what a learning run might have
+# written elsewhere, one line per file: its path, size and content's hash.
+manifest() {
+    (cd "$d" && find . -print0 | sort -z | xargs -0 -r sh -c '
+        for f; do if [ -f "$f" ] && [ ! -L "$f" ]; then echo "$f $(wc -c <"$f") $(md5sum <"$f")"; else echo "$f"; fi; done' sh)
+    ls -la /etc 2>/dev/null | md5sum
+}
+
+# sbx learn in the project: learn OUT [OPTIONS] -- CMD...; OUT gets stderr.
+learn() {
+    local out=$1; shift
+    "$SBX" learn -C "$proj" --stdin null "$@" 2>"$out"
+}
+
+# The line a learning run printed ("sbx: learn: it needs: LINE"), as words.
+needed_line() {
+    sed -n 's/^sbx: learn: it needs: //p' "$1"
+}
+
+# One tool: learn it, check the host, run the line, and the policy without it.
+#   check_tool NAME RESET FLAGS -- CMD...   (RESET: a shell snippet that
+#   undoes what a run changed, so that each run starts from the same state;
+#   FLAGS: what the line must hold, "" for none: the policy as given)
+check_tool() {
+    local name=$1 reset=$2 expect=$3; shift 4
+    local err=$logs/learn-$name.err before after line status
+    eval "$reset"
+    before=$(manifest)
+    learn "$err" -p workspace-write -- "$@" >/dev/null
+    status=$?
+    after=$(manifest)
+    is "$name: the learning run succeeded" 0 "$status"
+    [ "$status" = 0 ] || sed 's/^/# /' "$err"
+    is "$name: nothing on the host changed during the learning run" "$before" "$after"
+    line=$(needed_line "$err")
+    if [ -n "$expect" ]; then
+        case " $line " in
+            *" $expect "*) _tap_result ok "$name: the line has $expect" ;;
+            *) _tap_result fail "$name: the line has $expect" "$(cat "$err")" ;;
+        esac
+    fi
+    case " $line " in
+        *" -w $HOME "* | *" -w $HOME/ "* | *" -n full "* | *" -w / "*)
+            _tap_result fail "$name: the line is no wider than needed" "$line" ;;
+        *) _tap_result ok "$name: the line is no wider than needed" ;;
+    esac
+    eval "$reset"
+    ok "$name: the learned line works first time" eval "$line >/dev/null"
+    eval "$reset"
+    [ -z "$expect" ] ||
+        not_ok "$name: sbx run without $expect fails" "$SBX" run -p workspace-write -C "$proj" --stdin null -- "$@"
+}
+
+# make: the build writes out/ in the project, and a tool's cache in $HOME.
+cat >"$proj/Makefile" <<'EOF'
+all:
+	mkdir -p out $(HOME)/.cache/mytool
+	echo built > out/result
+	echo stamp > $(HOME)/.cache/mytool/stamp
+EOF
+check_tool make 'rm -rf "$proj/out" "$HOME/.cache/mytool"' "-w $HOME/.cache/mytool" -- make -s
+
+# git commit in a repository (the default protects .git).
+git init -q -b main "$proj"
+git -C "$proj" add Makefile && git -C "$proj" commit -q -m one
+echo two >>"$proj/Makefile"
+base=$(git -C "$proj" rev-parse HEAD)
+check_tool git 'git -C "$proj" reset -q --soft "$base"' "--git-write" -- git commit -q -am two
+git -C "$proj" reset -q --hard main
+
+# npm install of a local tarball: npm's cache is ~/.npm.
+if command -v npm >/dev/null; then
+    mkdir -p "$d/pkg"
+    printf '{"name":"learnpkg","version":"1.0.0"}\n' >"$d/pkg/package.json"
+    echo 'module.exports = 1;' >"$d/pkg/index.js"
+    (cd "$d" && npm pack --silent --cache "$d/npm-prep" ./pkg >/dev/null 2>&1)
+    rm -rf "$d/npm-prep"
+    if [ -f "$d/learnpkg-1.0.0.tgz" ]; then
+        check_tool npm 'rm -rf "$proj/node_modules" "$proj/package.json" "$proj/package-lock.json" "$HOME/.npm"' \
+            "-w $HOME/.npm" -- npm install --offline --no-audit --no-fund --silent "$d/learnpkg-1.0.0.tgz"
+    else
+        skip "npm: learned" "npm pack made no tarball here"
+    fi
+else
+    skip "npm: learned" "no npm"
+fi
+
+# pip install of a local wheel into a venv in the project: all in the
+# workspace (pip caches nothing of a local file), so the line is the policy
+# as given.
+if python3 -m venv "$d/venv-probe" >/dev/null 2>&1 && "$d/venv-probe/bin/python" -m pip --version >/dev/null 2>&1; then
+    rm -rf "$d/venv-probe"
+    python3 - "$d/learnwheel-1.0-py3-none-any.whl" <<'EOF'
+import sys, zipfile, hashlib, base64
+files = {"learnwheel/__init__.py": b"x = 1\n",
+         "learnwheel-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: learnwheel\nVersion: 1.0\n",
+         "learnwheel-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+record = ""
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record += f"{name},sha256={digest},{len(data)}\n"
+    record += "learnwheel-1.0.dist-info/RECORD,,\n"
+    z.writestr("learnwheel-1.0.dist-info/RECORD", record)
+EOF
+    check_tool pip 'rm -rf "$proj/venv"' "" -- \
+        sh -c "python3 -m venv venv && venv/bin/pip install -q --no-index --disable-pip-version-check $d/learnwheel-1.0-py3-none-any.whl"
+else
+    rm -rf "$d/venv-probe"
+    skip "pip: learned" "no python3 venv with pip"
+fi
+
+# What it will not suggest: a write to /etc is listed, with the reason.
+learn "$logs/etc.err" -p workspace-write -- sh -c 'echo x > /etc/sbx-learn-probe' >/dev/null
+ok "a write to /etc is not suggested, and says why" \
+    grep -q "^sbx: learn: not suggested for create /etc/sbx-learn-probe: -w /etc would open a system directory" \
+    "$logs/etc.err"
+not_ok "... and /etc on the host has no such file" test -e /etc/sbx-learn-probe
+
+# Nothing to learn: the policy as given lets the command run.
+learn "$logs/none.err" -p workspace-write -- true
+is "nothing refused: the line is the invocation as given" \
+    "sbx: learn: it needs: $SBX run -C $proj --stdin null -p workspace-write -- true
+sbx: learn: the policy refused nothing" "$(cat "$logs/none.err")"
+
+# Refusals: no sandbox to learn from; an approval flow.
+is "danger-full-access is refused (125)" 125 "$("$SBX" learn -p danger-full-access -- true 2>/dev/null; echo $?)"
+ok "... naming the cause" sh -c "'$SBX' learn -p danger-full-access -- true 2>&1 | grep -q '^sbx: learn: -p danger-full-access sandboxes no files'"
+is "-a on-request is refused (125)" 125 "$("$SBX" learn -a on-request -- true 2>/dev/null; echo $?)"
+
+done_testing
