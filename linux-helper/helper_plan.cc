@@ -92,6 +92,11 @@ HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHos
     if (args.learn) {
         if (!plan.filesystem)
             usage_error("--learn: the policy sandboxes no files (a learning run needs read-only or workspace-write)");
+        // Its view keeps the host's files readable (learn_view.h).
+        if (!plan.policy.reads_root())
+            usage_error(
+                "--learn: the policy does not read the whole filesystem (--minimal, or entries alone), "
+                "which a learning view does not narrow yet");
         plan.learn = plan.record = true;
         plan.learning_layers = learning_layers_of(plan.policy);
     }

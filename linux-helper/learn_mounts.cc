@@ -100,6 +100,29 @@ std::vector<std::string> user_tops(const CanonicalPolicy& policy) {
     return out;
 }
 
+// The policy's denied paths hidden, as its own view hides them: an empty
+// directory (mode 0000) or an empty file, read-only, over each one that
+// exists (one that does not holds nothing to read).
+void cover_denied(const CanonicalPolicy& policy) {
+    if (policy.denied.empty()) return;
+    const Fd covers = new_private_tmpfs("the learning view's covers");
+    if (::mkdirat(covers.get(), "dir", 0) != 0) fail_errno(kStep, "making the covers");
+    if (Fd file(::openat(covers.get(), "file", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0)); !file.valid())
+        fail_errno(kStep, "making the covers");
+    for (const auto& path : policy.denied) {
+        const Fd at = open_exact(path, O_PATH | O_NOFOLLOW);
+        if (!at.valid()) {
+            if (errno == ENOENT) continue;
+            fail_errno(kStep, "opening " + path);
+        }
+        struct stat st {};
+        if (::fstat(at.get(), &st) != 0) fail_errno(kStep, "stat " + path);
+        const Fd cover = clone_at(covers, S_ISDIR(st.st_mode) ? "dir" : "file", path, 0);
+        set_readonly(cover.get(), "", AT_EMPTY_PATH);
+        attach_at(cover, at, "", path);
+    }
+}
+
 std::string read_mountinfo() {
     std::ifstream in("/proc/self/mountinfo");
     if (!in) fail_errno(kStep, "reading /proc/self/mountinfo");
@@ -139,6 +162,7 @@ void build_learning_view(const CanonicalPolicy& policy, bool root) {
         if (!at.valid()) fail_errno(kStep, "opening /dev/shm");
         attach_at(shm, at, "", "/dev/shm");
     }
+    cover_denied(policy);
 }
 
 }  // namespace sbx::helper

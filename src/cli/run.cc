@@ -395,6 +395,20 @@ void print_refusal_result(bool json, const std::vector<std::string>& command, co
 namespace {
 
 // The run; `reported` once the result (or the plan of --dry-run) is on its way out.
+// sbx learn's policy: one that sandboxes the files and reads them all (the
+// learning view keeps the host's files readable, its denied paths hidden).
+void refuse_unlearnable(const CanonicalPolicy& policy) {
+    if (!policy.sandboxed_filesystem())
+        throw Error(
+            fmt::format("learn: -p {} sandboxes no files, so there is nothing to learn; give the policy to "
+                        "learn from, -p workspace-write or -p read-only",
+                        to_string(policy.mode)));
+    if (!policy.reads_root())
+        throw Error(
+            "learn: this policy does not read the whole filesystem (--minimal, or entries alone), which a "
+            "learning run does not narrow yet; learn without --minimal, then add it to the line");
+}
+
 int run_and_report(const RunArgs& args, bool& reported) {
     const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
     Runner runner(args, resolved.policy);
@@ -404,11 +418,7 @@ int run_and_report(const RunArgs& args, bool& reported) {
     // A --deny or --read-only file with another name would be open through
     // that name: refused, as a policy the sandbox cannot enforce.
     refuse_linked_files(runner.policy());
-    if (args.command.learn && !runner.policy().sandboxed_filesystem())
-        throw Error(
-            fmt::format("learn: -p {} sandboxes no files, so there is nothing to learn; give the policy to "
-                        "learn from, -p workspace-write or -p read-only",
-                        to_string(runner.policy().mode)));
+    if (args.command.learn) refuse_unlearnable(runner.policy());
     check_control_fd(args.control_fd, runner.policy());
     reported = args.dry_run;
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);

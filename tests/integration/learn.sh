@@ -145,6 +145,16 @@ ok "a write to /etc is not suggested, and says why" \
     "$logs/etc.err"
 not_ok "... and /etc on the host has no such file" test -e /etc/sbx-learn-probe
 
+# The policy's denied paths stay hidden in a learning run, as in its own.
+mkdir -p "$HOME/secret" && echo key >"$HOME/secret/id"
+is "a denied directory is empty in the learning run" "" \
+    "$("$SBX" learn -p workspace-write --deny "$HOME/secret" --stdin null -- sh -c "ls -A '$HOME/secret'; cat '$HOME/secret/id'" 2>/dev/null)"
+is "a denied file reads as empty" "" \
+    "$("$SBX" learn -p workspace-write --deny "$HOME/secret/id" --stdin null -- cat "$HOME/secret/id" 2>/dev/null)"
+is "... and is there to read without the deny (the probe sees it)" "key" \
+    "$("$SBX" learn -p workspace-write --stdin null -- cat "$HOME/secret/id" 2>/dev/null)"
+rm -rf "$HOME/secret"
+
 # Nothing to learn: the policy as given lets the command run.
 learn "$logs/none.err" -p workspace-write -- true
 is "nothing refused: the line is the invocation as given" \
@@ -155,5 +165,7 @@ sbx: learn: the policy refused nothing" "$(cat "$logs/none.err")"
 is "danger-full-access is refused (125)" 125 "$("$SBX" learn -p danger-full-access -- true 2>/dev/null; echo $?)"
 ok "... naming the cause" sh -c "'$SBX' learn -p danger-full-access -- true 2>&1 | grep -q '^sbx: learn: -p danger-full-access sandboxes no files'"
 is "-a on-request is refused (125)" 125 "$("$SBX" learn -a on-request -- true 2>/dev/null; echo $?)"
+is "--minimal is refused (125): the learning view reads every file" 125 \
+    "$("$SBX" learn -p workspace-write --minimal -- true 2>/dev/null; echo $?)"
 
 done_testing
