@@ -65,13 +65,6 @@ Watch watch_for(const Args& args, const HelperPlan& plan) {
 
 }  // namespace
 
-CanonicalPolicy learning_layers_of(CanonicalPolicy policy) {
-    policy.readable = {"/"};
-    policy.writable = {WritableRoot{"/", {}}};
-    policy.denied.clear();
-    return policy;
-}
-
 HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHost& host) {
     HelperPlan plan;
     plan.policy = std::move(policy);
@@ -98,7 +91,6 @@ HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHos
                 "--learn: the policy does not read the whole filesystem (--minimal, or entries alone), "
                 "which a learning view does not narrow yet");
         plan.learn = plan.record = true;
-        plan.learning_layers = learning_layers_of(plan.policy);
     }
     plan.no_proc = args.no_proc;
     plan.proxy_fd = args.proxy_fd;

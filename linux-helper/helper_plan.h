@@ -32,11 +32,9 @@ struct HelperPlan {
     bool pids_cgroup = false;
     bool record = false;  // --record-denials with the filesystem layers (pid 1's recorder)
     // --learn (learn_view.h): the learning view instead of the policy's, no
-    // placeholders on the host, every refusal of the policy recorded; the
-    // command's layers read learning_layers, the policy with every file
-    // writable (the view keeps the host's files unchanged).
+    // placeholders on the host, every refusal of the policy recorded, the
+    // command's layers made from learning_layers (learn_view.h).
     bool learn = false;
-    std::optional<CanonicalPolicy> learning_layers;
     bool no_proc = false;         // --no-proc
     std::optional<int> proxy_fd;  // --proxy-fd: where pid 1 sends the proxy's listener (network.h)
     // --managed-network: the loopback ports bridged to Codex's proxy (managed_network.h).
@@ -61,10 +59,5 @@ struct HelperHost {
 // for options that contradict each other or the policy (in the order the
 // helper has always checked them).
 HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHost& host);
-
-// The policy a learning run's own layers (Landlock, seccomp) are made from:
-// the network and limits as the policy says, every file readable and
-// writable.
-CanonicalPolicy learning_layers_of(CanonicalPolicy policy);
 
 }  // namespace sbx::helper

@@ -131,6 +131,15 @@ std::string read_mountinfo() {
 
 }  // namespace
 
+CanonicalPolicy learning_layers(CanonicalPolicy policy) {
+    policy.readable = {"/"};
+    for (const auto& entry : list_host_directory("/"))
+        if (entry.type != HostEntry::Type::Symlink && !learn_view_leaves("/" + entry.name))
+            policy.writable.push_back(WritableRoot{"/" + entry.name, {}});
+    policy.denied.clear();
+    return policy;
+}
+
 void build_learning_view(const CanonicalPolicy& policy, bool root) {
     make_mounts_private();
     const std::vector<LearnItem> items = plan_learning_view(mount_points_of(read_mountinfo()), list_host_directory,

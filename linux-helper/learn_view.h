@@ -8,14 +8,16 @@
 // there are locked to their parents, and overlayfs clones no lower layer with
 // a locked mount below it.  An overlay of a directory with no mount below it
 // works.  So the view is a mosaic, planned here from the host's mount points
-// and directory listings (pure: the filesystem comes in through the lister):
-//   - a directory with no mount point below it: one overlay (lower: the
-//     host's directory; upper and work: the run's private tmpfs);
-//   - a directory with a mount point below it: a directory of the new root
-//     (a tmpfs, writable: throwaway as well), and each of its entries again;
-//   - a symlink there: the same symlink;
-//   - any other file there (a regular file, a device, a socket at the top of
-//     a mount point's path): bound read-only (a write to it fails);
+// and directory listings (pure: the filesystem comes in through the lister)
+// on the host's mounts, all made read-only first (build_learning_view):
+//   - a directory with no mount point below it: one overlay on it (lower:
+//     the host's directory; upper and work: the run's private tmpfs);
+//   - a directory with a mount point below it: left as the host's,
+//     read-only (a new name directly in it fails: EROFS), and each of its
+//     entries planned again;
+//   - a symlink there, or any other file (a regular file, a device, a
+//     socket): left as the host's, read-only (planned, so that the plan says
+//     what the view holds);
 //   - /proc, /dev and /sys are the sandbox's own, as in every view (not
 //     planned here).
 #pragma once
@@ -30,10 +32,10 @@ namespace sbx::helper {
 
 struct LearnItem {
     enum class Kind {
-        Directory,  // a directory of the new root, on the way to a mount point
+        Directory,  // the host's directory on the way to a mount point, read-only
         Overlay,    // the host's directory, with a throwaway upper layer
-        Symlink,    // the host's symlink, made again (target)
-        ReadOnly,   // the host's file, bound read-only
+        Symlink,    // the host's symlink (to target), as it is
+        ReadOnly,   // the host's file, read-only
     };
     Kind kind;
     std::string path;
@@ -79,6 +81,14 @@ std::vector<std::string> learning_tops(const std::vector<std::string>& writable)
 // root: the host's root user (its tops: "/"); else the tops are the
 // policy's workspace and writable roots, $HOME, $TMPDIR, /tmp and /var/tmp.
 void build_learning_view(const CanonicalPolicy& policy, bool root);
+
+// The policy a learning run's own layers (Landlock, seccomp) are made from,
+// in its view: the network and limits as the policy says; every file
+// readable; writable: the policy's writable roots (/dev/null among them) and
+// every entry of / but /dev, /proc and /sys, where the layers are (never
+// /dev: its device nodes are the host's, and a write to one is no write to
+// a file).  Its denied paths are covered by the view.
+CanonicalPolicy learning_layers(CanonicalPolicy policy);
 
 // The mount points of /proc/self/mountinfo's text (its fifth field, with
 // the kernel's octal escapes of space, tab, newline and backslash undone).

@@ -148,7 +148,7 @@ public:
     // In the command's process: its output to the relays, then its layers.
     Fd prepare() {
         relays_->attach();
-        return apply_process_layers(plan_.learn ? *plan_.learning_layers : plan_.policy, cwd_, plan_.layers);
+        return apply_process_layers(plan_.learn ? learning_layers(plan_.policy) : plan_.policy, cwd_, plan_.layers);
     }
 
     // In the helper, once pid 1 exists.

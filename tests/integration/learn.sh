@@ -155,6 +155,12 @@ is "... and is there to read without the deny (the probe sees it)" "key" \
     "$("$SBX" learn -p workspace-write --stdin null -- cat "$HOME/secret/id" 2>/dev/null)"
 rm -rf "$HOME/secret"
 
+# The host's device nodes are no layer: only /dev/null is written, as in
+# the policy's own view.
+not_ok "a device node other than /dev/null is not written" \
+    "$SBX" learn -p workspace-write --stdin null -- sh -c 'echo x > /dev/zero'
+ok "... /dev/null is" "$SBX" learn -p workspace-write --stdin null -- sh -c 'echo x > /dev/null'
+
 # Nothing to learn: the policy as given lets the command run.
 learn "$logs/none.err" -p workspace-write -- true
 is "nothing refused: the line is the invocation as given" \
