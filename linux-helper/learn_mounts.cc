@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,13 +32,12 @@ std::vector<HostEntry> list_host_directory(const std::string& path) {
     std::vector<HostEntry> out;
     Fd dir = open_exact(path, O_RDONLY | O_DIRECTORY);
     if (!dir.valid()) fail_errno(kStep, "opening " + path);
-    const int fd = ::dup(dir.get());
-    DIR* stream = fd < 0 ? nullptr : ::fdopendir(fd);
-    if (stream == nullptr) {
-        if (fd >= 0) ::close(fd);
-        fail_errno(kStep, "reading " + path);
-    }
-    for (const dirent* e = ::readdir(stream); e != nullptr; e = ::readdir(stream)) {
+    // The listing owns its own descriptor (closedir closes it), as git_view's.
+    Fd copy(::dup(dir.get()));
+    std::unique_ptr<DIR, int (*)(DIR*)> listing(copy.valid() ? ::fdopendir(copy.get()) : nullptr, ::closedir);
+    if (!listing) fail_errno(kStep, "reading " + path);
+    copy.release();
+    while (const dirent* e = ::readdir(listing.get())) {
         const std::string name = e->d_name;
         if (name == "." || name == "..") continue;
         struct stat st {};
@@ -54,7 +54,6 @@ std::vector<HostEntry> list_host_directory(const std::string& path) {
         }
         out.push_back(std::move(entry));
     }
-    ::closedir(stream);
     return out;
 }
 
