@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "util/mountinfo.h"
 #include "util/path.h"
 
 namespace sbx::helper {
@@ -41,25 +42,6 @@ struct Planner {
     }
 };
 
-// The kernel's escapes in mountinfo: \040 (space), \011 (tab), \012
-// (newline), \134 (backslash).
-std::string unescape(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const bool octal =
-            s[i] == '\\' && i + 3 < s.size() &&
-            std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i) + 1, s.begin() + static_cast<std::ptrdiff_t>(i) + 4,
-                        [](char c) { return c >= '0' && c <= '7'; });
-        if (!octal) {
-            out += s[i];
-            continue;
-        }
-        out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-        i += 3;
-    }
-    return out;
-}
-
 }  // namespace
 
 bool learn_view_leaves(const std::string& path) {
@@ -87,16 +69,11 @@ std::vector<std::string> learning_tops(const std::vector<std::string>& writable)
     return out;
 }
 
-std::vector<std::string> mount_points_of(const std::string& mountinfo) {
+std::vector<std::string> mount_points_of(const std::string& text) {
     std::vector<std::string> out;
-    std::istringstream lines(mountinfo);
-    for (std::string line; std::getline(lines, line);) {
-        std::istringstream fields(line);
-        std::string field;
-        for (int i = 0; i < 5 && fields >> field; ++i) {
-        }
-        if (fields) out.push_back(unescape(field));
-    }
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        if (std::string point = mountinfo::mount_point(line); !point.empty()) out.push_back(std::move(point));
     return out;
 }
 

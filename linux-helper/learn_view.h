@@ -92,6 +92,6 @@ CanonicalPolicy learning_layers(CanonicalPolicy policy);
 
 // The mount points of /proc/self/mountinfo's text (its fifth field, with
 // the kernel's octal escapes of space, tab, newline and backslash undone).
-std::vector<std::string> mount_points_of(const std::string& mountinfo);
+std::vector<std::string> mount_points_of(const std::string& text);
 
 }  // namespace sbx::helper

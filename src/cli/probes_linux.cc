@@ -20,6 +20,7 @@
 
 #include "cli/probes.h"
 #include "exec/spawn.h"
+#include "util/mountinfo.h"
 #include "util/pids_cgroup.h"
 
 namespace sbx::probes {
@@ -182,10 +183,7 @@ std::optional<std::string> cgroup2_mount() {
     for (std::string line; std::getline(mounts, line);) {
         const auto dash = line.find(" - cgroup2 ");
         if (dash == std::string::npos) continue;
-        std::istringstream fields(line.substr(0, dash));
-        std::string field, mountpoint;
-        for (int i = 0; i < 5 && fields >> field; ++i) mountpoint = field;
-        return mountpoint;
+        return mountinfo::mount_point(line);
     }
     return std::nullopt;
 }
