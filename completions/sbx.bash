@@ -61,7 +61,8 @@ _sbx() {
     local words_for=
     case $sub in
         "") words_for="run learn policy check doctor trust -h --help --version" ;;
-        run|learn) words_for="-h --help $policy_opts $run_opts --" ;;
+        run) words_for="-h --help $policy_opts $run_opts --" ;;
+        learn) words_for="-h --help $policy_opts $run_opts --let-connect --" ;;
         policy) words_for="-h --help $policy_opts --json --seatbelt --relative" ;;
         check) words_for="-h --help $policy_opts --read --write --exec --connect --json" ;;
         doctor) words_for="-h --help --json" ;;

@@ -39,8 +39,12 @@ void plan_managed_network(const Args& args, const HelperHost& host, HelperPlan& 
 // The network options: sbx's allowlist proxy (--proxy-fd), Codex's
 // (--managed-network), TCP carried to either (--transparent-tcp).
 void plan_network(const Args& args, const HelperHost& host, HelperPlan& plan) {
-    if (args.proxy_fd && !plan.policy.by_name())
+    // A learning run (--learn) reaches the proxy with no name allowed: it
+    // learns the names, each refused or let through by sbx, and recorded.
+    if (args.proxy_fd && !plan.policy.by_name() && !args.learn)
         usage_error("--proxy-fd: the policy has no allow_domains (no proxy to reach)");
+    if (args.proxy_fd && plan.policy.network != Network::Limited)
+        usage_error("--proxy-fd: the policy's network is not limited (the proxy is its only way out)");
     // TCP through the proxy's SOCKS5 listener (transparent.h): Codex's (a
     // proxy variable names it) or sbx's (on its one port).
     if (args.transparent_tcp && !args.managed_network && !args.proxy_fd)

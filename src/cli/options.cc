@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -516,6 +517,17 @@ void add_check_command(CLI::App& app, const Wanted& in_argv, CheckCommand& c) {
     c.app->footer(kCheckExitCodes);
 }
 
+// sbx learn's own options (beside run's), left out of the line it prints.
+constexpr std::array kLearnOnly{"--let-connect"};
+
+void add_learn_options(const Wanted& in_argv, RunCommand& c) {
+    Adder(*c.app, in_argv, "Learning options")
+        .flag(kLearnOnly[0], c.args.command.let_connect,
+              "Let a connection to a name the policy does not allow go through sbx's proxy (recorded), "
+              "instead of refusing it (recorded too): for a command that needs what it downloads; the "
+              "proxy still refuses the host's loopback and private addresses");
+}
+
 // The subcommands, in the order of sbx --help.
 void add_commands(CLI::App& app, const Wanted& in_argv, Commands& c) {
     add_run_command(app, in_argv, c.run, "run",
@@ -523,6 +535,7 @@ void add_commands(CLI::App& app, const Wanted& in_argv, Commands& c) {
     add_run_command(app, in_argv, c.learn, "learn",
                     "Run COMMAND once with every write in a throwaway layer and print the tightest sbx run line "
                     "that lets it work: sbx learn [OPTIONS] [--] COMMAND [ARG...]");
+    add_learn_options(in_argv, c.learn);
     add_policy_command(app, in_argv, c.policy);
     add_check_command(app, in_argv, c.check);
     c.doctor =
@@ -568,6 +581,10 @@ void finish_learn(const RunText& text, RunArgs& args) {
     if (text.no_record_denials) throw Error("learn: --no-record-denials: a learning run is a recording one");
     args.command.learn = args.explain = true;
     args.invocation.at(1) = "run";  // the line it prints is one of sbx run
+    std::erase_if(args.invocation, [](const std::string& w) {
+        return std::any_of(kLearnOnly.begin(), kLearnOnly.end(),
+                           [&w](std::string_view o) { return w == o || w.starts_with(std::string(o) + "="); });
+    });
 }
 
 int finish_and_run(RunCommand& c, const Words& words, const char* argv0) {

@@ -22,6 +22,7 @@
 #include "denial/analyze.h"
 #include "denial/denial.h"
 #include "denial/explain.h"
+#include "denial/fix.h"
 #include "denial/helper_status.h"
 #include "denial/policy_delta.h"
 #include "exec/process.h"
@@ -94,9 +95,11 @@ public:
         EventChunkers chunkers;
         SuperviseOptions opt = supervise_options(a.plan, chunkers);
         std::optional<net::AllowlistProxy> proxy;
-        start_proxy(a.plan, proxy, opt);
+        std::vector<net::ProxyDenial> let_through;  // a learning run's connections the policy refuses
+        start_proxy(a.plan, proxy, opt, let_through);
         a.result = supervise(a.plan, opt);
-        const std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
+        std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
+        refused.insert(refused.end(), let_through.begin(), let_through.end());
         if (args_.format == OutputFormat::Events) chunkers.finish();
         a.helper = parse_helper_status(a.result.report);
         if (!sandbox_applied(a)) return a;
@@ -161,18 +164,29 @@ public:
         return opt;
     }
 
-    // The allowlist proxy (--allow-domain), where the plan has one: it runs
-    // for as long as the command; its threads count against --limit-procs
-    // (util/relay_threads.h).
-    void start_proxy(const ExecPlan& plan, std::optional<net::AllowlistProxy>& proxy, SuperviseOptions& opt) const {
+    // The allowlist proxy (--allow-domain, or a learning run's), where the
+    // plan has one: it runs for as long as the command; its threads count
+    // against --limit-procs (util/relay_threads.h).  A learning run's
+    // connections to names the policy does not list go into let_through
+    // when --let-connect lets them through (the proxy keeps those it refuses).
+    void start_proxy(const ExecPlan& plan, std::optional<net::AllowlistProxy>& proxy, SuperviseOptions& opt,
+                     std::vector<net::ProxyDenial>& let_through) const {
         if (plan.proxy_fd < 0) return;
         // --control-fd: a copy for this attempt's proxy (a retry reads on
         // from where it stopped, from the policy's rules again).
         Fd control(args_.control_fd >= 0 ? ::fcntl(args_.control_fd, F_DUPFD_CLOEXEC, 3) : -1);
+        const net::DomainRules rules{policy_.allow_domains, policy_.deny_domains};
         net::AskHost ask;
         if (network_) ask = [n = network_](const std::string& host, std::uint16_t port) { return n->ask(host, port); };
-        proxy.emplace(net::DomainRules{policy_.allow_domains, policy_.deny_domains},
-                      relay_cap(policy_.limits.processes), std::move(control), std::move(ask));
+        // Asked one at a time, and finish() joins the askers before the list is read.
+        if (args_.command.learn && args_.command.let_connect)
+            ask = [rules, &let_through](const std::string& host, std::uint16_t port) {
+                Fix fix = fix_of(net::decide_host(rules, host, port));
+                fix.rule += " (let through by sbx learn --let-connect)";
+                let_through.push_back({host, port, std::move(fix)});
+                return true;
+            };
+        proxy.emplace(rules, relay_cap(policy_.limits.processes), std::move(control), std::move(ask));
         opt.proxy_channel = proxy->helper_channel();
     }
 
@@ -394,10 +408,10 @@ void print_refusal_result(bool json, const std::vector<std::string>& command, co
 
 namespace {
 
-// The run; `reported` once the result (or the plan of --dry-run) is on its way out.
 // sbx learn's policy: one that sandboxes the files and reads them all (the
-// learning view keeps the host's files readable, its denied paths hidden).
-void refuse_unlearnable(const CanonicalPolicy& policy) {
+// learning view keeps the host's files readable, its denied paths hidden);
+// --let-connect only where there are names to learn.
+void refuse_unlearnable(const CanonicalPolicy& policy, const CommandSpec& command) {
     if (!policy.sandboxed_filesystem())
         throw Error(
             fmt::format("learn: -p {} sandboxes no files, so there is nothing to learn; give the policy to "
@@ -407,8 +421,13 @@ void refuse_unlearnable(const CanonicalPolicy& policy) {
         throw Error(
             "learn: this policy does not read the whole filesystem (--minimal, or entries alone), which a "
             "learning run does not narrow yet; learn without --minimal, then add it to the line");
+    if (command.let_connect && policy.network == Network::Full)
+        throw Error(
+            "learn: --let-connect: the network is full (the host's), so there is no name to let through; "
+            "learn under -n restricted or an allowlist to learn the names");
 }
 
+// The run; `reported` once the result (or the plan of --dry-run) is on its way out.
 int run_and_report(const RunArgs& args, bool& reported) {
     const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
     Runner runner(args, resolved.policy);
@@ -418,7 +437,7 @@ int run_and_report(const RunArgs& args, bool& reported) {
     // A --deny or --read-only file with another name would be open through
     // that name: refused, as a policy the sandbox cannot enforce.
     refuse_linked_files(runner.policy());
-    if (args.command.learn) refuse_unlearnable(runner.policy());
+    if (args.command.learn) refuse_unlearnable(runner.policy(), args.command);
     check_control_fd(args.control_fd, runner.policy());
     reported = args.dry_run;
     if (args.dry_run) return dry_run(runner, args, settings, resolved.missing_roots);

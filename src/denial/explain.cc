@@ -78,7 +78,10 @@ std::optional<Verdict> verdict(const CanonicalPolicy& p, const Denial& d, const 
     try {
         const Access access = access_of(d);
         // A server's bind, listen or accept with no address: on the sandbox's loopback.
-        const std::string address = d.address.empty() && is_serving(d.operation) ? "127.0.0.1:0" : d.address;
+        std::string address = d.address.empty() && is_serving(d.operation) ? "127.0.0.1:0" : d.address;
+        // A lookup (of a name the output gave) is allowed where a connection
+        // to that name is: of its port, only that it is probably https's.
+        if (!d.host.empty()) address = d.host + ":443";
         return check_access(p, access, access == Access::Connect ? address : join_path(env.cwd, d.path), env);
     } catch (const Error&) {
         return std::nullopt;
@@ -168,7 +171,9 @@ Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& ana
     }
     std::vector<std::pair<std::string_view, std::string_view>> replaced;
     if (change.mode) replaced.emplace_back("-p", "--policy");
-    if (change.network) replaced.emplace_back("-n", "--network");
+    // An allowlist replaces -n restricted too (apply, policy_delta.h).
+    if (change.network || (!change.allow_domains.empty() && policy.network == Network::Restricted))
+        replaced.emplace_back("-n", "--network");
     e.argv = without(invocation, replaced);
     e.argv.insert(e.argv.end(), e.added.begin(), e.added.end());
     e.argv.push_back("--");

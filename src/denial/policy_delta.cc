@@ -77,6 +77,9 @@ nlohmann::json to_json(const PolicyDelta& d) {
 void apply(const PolicyDelta& d, PolicyInput& in) {
     if (d.mode) in.mode = d.mode;
     if (d.network) in.network = d.network;
+    // An allowlist is -n limited's network: a -n restricted given beside it
+    // would be refused (policy.cc resolve_domains), so it goes.
+    else if (!d.allow_domains.empty() && in.network == Network::Restricted) in.network.reset();
     for (const auto& w : d.writable_roots) in.writable_roots.push_back({w, "--writable-root"});
     for (const auto& n : d.unprotect) in.unprotect.push_back(n);
     if (d.git_write) in.git_write = true;

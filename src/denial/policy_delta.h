@@ -51,7 +51,8 @@ std::string flags_text(const PolicyDelta&);
 
 // The policy sources with the change made, as if its flags had been given on
 // the command line after the user's own: the mode and network replaced, the
-// rest added (with the flags' names as their sources).
+// rest added (with the flags' names as their sources); an allowlist added
+// drops a -n restricted, which cannot go with it.
 void apply(const PolicyDelta&, PolicyInput&);
 
 }  // namespace sbx

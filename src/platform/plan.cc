@@ -17,6 +17,10 @@ const std::map<std::string, std::string>& no_network_retry_env() {
     return env;
 }
 
+bool by_name(const CanonicalPolicy& policy, const CommandSpec& command) {
+    return policy.by_name() || (command.learn && policy.network != Network::Full);
+}
+
 std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const std::string& helper,
                                            const CommandSpec& command) {
     namespace option = wire::option;
@@ -35,9 +39,14 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     if (command.private_terminal) args.emplace_back(option::kPrivateTerminal);
     // By name: the proxy, and every TCP connect carried to it (transparent TCP:
     // programs that ignore the proxy variables reach allowed names too).
-    if (policy.by_name())
+    if (by_name(policy, command))
         args.insert(args.end(), {option::kProxyFd, std::to_string(kHelperProxyFd), option::kTransparentTcp});
-    args.insert(args.end(), {option::kSandboxPolicy, to_json(policy).dump()});
+    // A learning run of -n restricted learns the names too: -n limited's
+    // private network, whose only way out is the proxy (which allows no
+    // name the policy does not; linux-helper/helper_plan.cc).
+    CanonicalPolicy sent = policy;
+    if (by_name(policy, command)) sent.network = Network::Limited;
+    args.insert(args.end(), {option::kSandboxPolicy, to_json(sent).dump()});
     return args;
 }
 
@@ -58,7 +67,7 @@ ExecPlan plan(const CanonicalPolicy& policy, const CommandSpec& command, TargetO
         out.argv.insert(out.argv.end(), command.argv.begin(), command.argv.end());
         out.sandbox = SandboxKind::Linux;
         out.report_fd = kHelperStatusFd;
-        if (policy.by_name()) {
+        if (by_name(policy, command)) {
             out.proxy_fd = kHelperProxyFd;
             // What --env sets wins.
             for (auto& [name, value] : net::proxy_environment(net::kProxyPort)) out.env_add.emplace(name, value);

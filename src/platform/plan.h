@@ -35,6 +35,9 @@ struct CommandSpec {
     // sbx learn: every write in a throwaway layer, each refusal of the
     // policy recorded (the helper's --learn; Linux only).
     bool learn = false;
+    // sbx learn --let-connect: a connection to a name the policy does not
+    // allow goes through sbx's proxy (recorded) instead of being refused.
+    bool let_connect = false;
     // The command runs on a pseudo-terminal sbx made for it (its relay,
     // exec/terminal.h): the helper is told so (--private-terminal).
     bool private_terminal = false;
@@ -89,5 +92,11 @@ ExecPlan plan(const CanonicalPolicy&, const CommandSpec&, TargetOs, const Platfo
 // learn as the helper's --record-denials, --private-terminal and --learn
 // (sbx's own; never in the argv Codex is given).
 std::vector<std::string> linux_helper_args(const CanonicalPolicy&, const std::string& helper, const CommandSpec&);
+
+// Whether a run of this command reaches the network by name, through sbx's
+// proxy: under an allowlist, and in a learning run whose network is not
+// full (it learns the names; each unlisted one is refused, or with
+// --let-connect let through, and recorded either way).
+bool by_name(const CanonicalPolicy&, const CommandSpec&);
 
 }  // namespace sbx

@@ -167,6 +167,73 @@ not_ok "a device node other than /dev/null is not written" \
     "$SBX" learn -p workspace-write --stdin null -- sh -c 'echo x > /dev/zero'
 ok "... /dev/null is" "$SBX" learn -p workspace-write --stdin null -- sh -c 'echo x > /dev/null'
 
+# The network, by name through sbx's proxy: each name the policy does not
+# allow is refused and recorded, through the proxy variables and by a raw
+# connect (transparent TCP) alike; the line allows the names, never -n full,
+# and drops a -n restricted given (an allowlist is -n limited's network).
+# Names under .invalid never resolve (RFC 6761): refused by name first.
+learn "$logs/net.err" -p workspace-write -n restricted -- sh -c \
+    "curl -sS -f --noproxy '' -o /dev/null http://fetch.invalid/; bash -c 'exec 3<>/dev/tcp/raw.invalid/7000'" \
+    >/dev/null
+line=$(needed_line "$logs/net.err")
+case " $line " in
+    *" -p workspace-write --allow-domain fetch.invalid --allow-domain raw.invalid -- "*)
+        _tap_result ok "a name through the proxy and one by a raw connect: --allow-domain each" ;;
+    *) _tap_result fail "a name through the proxy and one by a raw connect: --allow-domain each" "$(cat "$logs/net.err")" ;;
+esac
+case " $line " in
+    *" -n "*) _tap_result fail "... and no -n (restricted dropped, never full)" "$line" ;;
+    *) _tap_result ok "... and no -n (restricted dropped, never full)" ;;
+esac
+# A name that answers, on an address of a network namespace made for this
+# check (its own /etc/hosts names learn.test), never the machine's real
+# ones; root only (unshare).  The address is allowed as the user would
+# (the proxy refuses a host's own address unless allowed); the name is what
+# is learned.  --let-connect lets it through in the learning run.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null && [ -x /usr/bin/python3 ]; then
+    printf '127.0.0.1 localhost\n203.0.113.7 learn.test\n' >"$d/hosts"
+    chmod 644 "$d/hosts"
+    cat >"$logs/netns.sh" <<SH
+mount --make-rprivate / && mount --bind "$d/hosts" /etc/hosts && ip link set lo up &&
+    ip addr add 203.0.113.7/32 dev lo || exit 1
+/usr/bin/python3 -c '
+import http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "6"); self.end_headers(); self.wfile.write(b"hello\n")
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("0.0.0.0", 0), H)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()' "$logs/port" &
+while [ ! -e "$logs/port" ]; do sleep 0.01; done
+get="curl -sS -f --noproxy '' http://learn.test:\$(cat "$logs/port")/"
+cd "$proj"
+echo "refused: \$("$SBX" learn -p workspace-write --allow-domain 203.0.113.7 --stdin null -- sh -c "\$get" 2>"$logs/refused.err")"
+echo "let through: \$("$SBX" learn -p workspace-write --allow-domain 203.0.113.7 --let-connect --stdin null -- sh -c "\$get" 2>"$logs/let.err")"
+line=\$(sed -n 's/^sbx: learn: it needs: //p' "$logs/let.err")
+case "\$line" in *" --allow-domain 203.0.113.7 --stdin null --allow-domain learn.test -- "*) echo "line: the name" ;; *) echo "line: \$line" ;; esac
+echo "the line: \$(eval "\$line" 2>&1)"
+echo "without: \$("$SBX" run -p workspace-write --allow-domain 203.0.113.7 --stdin null -- sh -c "\$get" 2>/dev/null)"
+kill %1
+SH
+    out=$(unshare -n -m bash "$logs/netns.sh" 2>&1)
+    is "a name that answers: refused in the learning run, let through with --let-connect; the line works first time, the policy without it does not" \
+        "refused: 
+let through: hello
+line: the name
+the line: hello
+without: " "$out"
+    ok "... the refused one's line names it too" grep -q -- "--allow-domain learn.test -- " "$logs/refused.err"
+else
+    skip "a name that answers: refused, let through with --let-connect, the line works" "needs root (unshare -n -m), ip and python3"
+    skip "... the refused one's line names it too" "needs root"
+fi
+not_ok "--let-connect is sbx learn's alone" "$SBX" run --let-connect -- true
+out=$("$SBX" learn -p workspace-write -n full --let-connect -- true 2>&1)
+is "... and refused under -n full (125), with the cause" \
+    "125 sbx: learn: --let-connect: the network is full (the host's), so there is no name to let through; learn under -n restricted or an allowlist to learn the names" \
+    "$? $out"
+
 # Nothing to learn: the policy as given lets the command run.
 learn "$logs/none.err" -p workspace-write -- true
 is "nothing refused: the line is the invocation as given" \

@@ -173,3 +173,16 @@ TEST_CASE("explain: a flag that does not make a policy is not claimed to allow a
     REQUIRE(e.not_suggested.size() == 1);
     CHECK(e.not_suggested[0].why == "the suggested flags do not make a policy: --writable-root: /etc: refused");
 }
+
+TEST_CASE("explain: a lookup's name as --allow-domain, which replaces a -n restricted given") {
+    Setup t(Mode::WorkspaceWrite);
+    t.resolver.base.network = Network::Restricted;
+    t.policy = t.resolver({});
+    Denial lookup = op("connect", "10.255.255.53:53");
+    lookup.host = "example.com";
+    const Explanation e = t.explain({"sbx", "run", "-n", "restricted", "-p", "workspace-write"}, recorded({lookup}));
+    CHECK(e.argv == std::vector<std::string>{"sbx", "run", "-p", "workspace-write", "--allow-domain", "example.com",
+                                             "--", "sh", "-c", "make all"});
+    CHECK(e.allowed == 1);
+    CHECK(e.not_suggested.empty());
+}

@@ -196,3 +196,22 @@ TEST_CASE("helper plan: contradicting options are refused, in the helper's order
               helper::plan_helper(t, resolved(Mode::ReadOnly, Network::Full), host(http_only));
           }).starts_with("network: --transparent-tcp: no proxy variable names a SOCKS5 proxy"));
 }
+
+TEST_CASE("helper plan: a learning run reaches sbx's proxy with no name allowed, under network limited only") {
+    helper::Args a = args();
+    a.learn = true;
+    a.proxy_fd = 4;
+    a.transparent_tcp = true;
+    const HelperPlan p = helper::plan_helper(a, resolved(Mode::WorkspaceWrite, Network::Limited), host());
+    CHECK(p.learn);
+    CHECK(p.proxy_fd == 4);
+    REQUIRE(p.socks_port);
+    CHECK(p.layers.transparent);
+    CHECK(test::error_of([&] {
+              helper::plan_helper(a, resolved(Mode::WorkspaceWrite), host());
+          }).starts_with("arguments: --proxy-fd: the policy's network is not limited"));
+    a.learn = false;
+    CHECK(test::error_of([&] {
+              helper::plan_helper(a, resolved(Mode::WorkspaceWrite, Network::Limited), host());
+          }).starts_with("arguments: --proxy-fd: the policy has no allow_domains"));
+}

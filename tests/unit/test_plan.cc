@@ -136,3 +136,30 @@ TEST_CASE("each sandbox kind has the name of the JSON result and $SBX_SANDBOX") 
     CHECK(to_string(SandboxKind::Linux) == "linux");
     CHECK(to_string(SandboxKind::MacosSeatbelt) == "macos-seatbelt");
 }
+
+TEST_CASE("Linux: a learning run learns names through sbx's proxy, unless the network is full") {
+    CommandSpec c = command();
+    c.learn = true;
+    for (Network n : {Network::Restricted, Network::Limited}) {
+        const CanonicalPolicy p = policy(Mode::WorkspaceWrite, n);
+        CHECK(by_name(p, c));
+        const ExecPlan e = plan(p, c, TargetOs::Linux, kPaths);
+        CHECK(e.proxy_fd == kHelperProxyFd);
+        CHECK(e.env_add.count("HTTPS_PROXY") == 1);
+        const auto at = std::find(e.argv.begin(), e.argv.end(), "--proxy-fd");
+        REQUIRE(at != e.argv.end());
+        CHECK(*(at + 2) == "--transparent-tcp");
+        // The helper gets -n limited's private network; the policy's files as they are.
+        const auto policy_at = std::find(e.argv.begin(), e.argv.end(), "--sandbox-policy");
+        REQUIRE(policy_at != e.argv.end());
+        CanonicalPolicy sent = p;
+        sent.network = Network::Limited;
+        CHECK(nlohmann::json::parse(*(policy_at + 1)) == to_json(sent));
+        CHECK(e.env_add.at("SBX_SANDBOX_NETWORK_DISABLED") == "1");
+    }
+    const CanonicalPolicy full = policy(Mode::WorkspaceWrite, Network::Full);
+    CHECK(!by_name(full, c));
+    CHECK(plan(full, c, TargetOs::Linux, kPaths).proxy_fd < 0);
+    c.learn = false;
+    CHECK(!by_name(policy(Mode::WorkspaceWrite, Network::Limited), c));
+}
