@@ -80,7 +80,11 @@ std::optional<ProjectPolicy> read_project_policy(const std::string& workspace, c
 }
 
 // The writable roots named but not made yet (~/.cache/pip on a fresh CI
-// runner): made by sbx run, the last component only, where this user may.
+// runner): made by sbx run, the last component only, where this user may
+// (a -w root that cannot be made is refused).  So is a policy file's write
+// entry of a path (as `sbx policy --json` prints a -w root, and sbx learn
+// writes one), where this user may; one that cannot be made is left out,
+// as it always was.
 std::vector<std::string> makeable_missing_roots(const PolicyInput& input, const Environment& env) {
     std::vector<std::string> missing;
     if (input.mode == Mode::WorkspaceWrite || input.entries) missing = missing_writable_roots(input, env);
@@ -92,6 +96,10 @@ std::vector<std::string> makeable_missing_roots(const PolicyInput& input, const 
                             "make it first",
                             dir, parent, std::strerror(errno)));
     }
+    for (auto& dir : missing_write_entries(input, env))
+        if (std::find(missing.begin(), missing.end(), dir) == missing.end() &&
+            ::access(parent_path(dir).c_str(), W_OK) == 0)
+            missing.push_back(std::move(dir));
     return missing;
 }
 

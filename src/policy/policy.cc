@@ -1098,16 +1098,39 @@ std::string to_text(const CanonicalPolicy& p) {
     return out;
 }
 
+namespace {
+
+// The directory that would make `given` exist (its parent's symlinks
+// resolved), where only its last component is missing; nullopt otherwise.
+std::optional<std::string> makeable(const std::string& given, const std::string& source, const Environment& env) {
+    const std::string path = join_path(env.cwd, expand_home(given, env, source));
+    if (path == "/" || env.lexists(path)) return std::nullopt;
+    const auto parent = env.realpath(parent_path(path));
+    if (!parent || !env.is_directory(*parent)) return std::nullopt;
+    return join_path(*parent, base_name(path));
+}
+
+void add_once(std::vector<std::string>& out, std::optional<std::string> dir) {
+    if (dir && std::find(out.begin(), out.end(), *dir) == out.end()) out.push_back(std::move(*dir));
+}
+
+}  // namespace
+
 std::vector<std::string> missing_writable_roots(const PolicyInput& in, const Environment& env) {
     std::vector<std::string> out;
-    for (const auto& root : in.writable_roots) {
-        const std::string path = join_path(env.cwd, expand_home(root.path, env, root.source));
-        if (path == "/" || env.lexists(path)) continue;
-        const auto parent = env.realpath(parent_path(path));
-        if (!parent || !env.is_directory(*parent)) continue;
-        std::string made = join_path(*parent, base_name(path));
-        if (std::find(out.begin(), out.end(), made) == out.end()) out.push_back(std::move(made));
-    }
+    for (const auto& root : in.writable_roots) add_once(out, makeable(root.path, root.source, env));
+    return out;
+}
+
+std::vector<std::string> missing_write_entries(const PolicyInput& in, const Environment& env) {
+    std::vector<std::string> out;
+    auto add = [&](const std::vector<FsEntry>& entries) {
+        for (const auto& e : entries)
+            if (e.access == FsAccess::Write && e.target.kind == FsTarget::Kind::Path)
+                add_once(out, makeable(e.target.value, e.source, env));
+    };
+    if (in.entries) add(*in.entries);
+    add(in.extra_entries);
     return out;
 }
 

@@ -336,6 +336,9 @@ std::optional<HeldStateDirectory> held_state_directory(const CanonicalPolicy&, c
 // directory does (absolute, ~ expanded, the parent's symlinks resolved), in
 // order, each once: `sbx run` makes them (the last component only).
 std::vector<std::string> missing_writable_roots(const PolicyInput&, const Environment&);
+// The same of its write entries of a path (a policy file's, such as `sbx
+// policy --json` prints for a -w root): made where this user may.
+std::vector<std::string> missing_write_entries(const PolicyInput&, const Environment&);
 
 // env as it will be once each of `dirs` (absolute, parents resolved) is
 // made as an empty directory: for resolving the policy before they are.

@@ -624,6 +624,31 @@ TEST_CASE("missing writable roots: the last component, where the parent exists; 
     CHECK(decide_path(p, "/work/rel/x").access == FsAccess::Write);
 }
 
+TEST_CASE("missing write entries of a path, as a policy file gives them: the last component, where the parent exists") {
+    test::FakeFs fs;
+    fs.dir("/home/u/.cache").dir("/work").dir("/tmp").dir("/dev/shm").file("/dev/null").link("/h", "/home/u");
+    Environment env = fs.env("/work");
+    env.home = "/home/u";
+    auto entry = [](FsTarget::Kind kind, const std::string& value, FsAccess access) {
+        return FsEntry{{kind, value}, access, "p.json: key 'entries'"};
+    };
+    PolicyInput in{};
+    in.entries = std::vector<FsEntry>{entry(FsTarget::Kind::Root, "", FsAccess::Read),
+                                      entry(FsTarget::Kind::Path, "/h/.cache/tool", FsAccess::Write),
+                                      entry(FsTarget::Kind::Path, "/home/u/.cache/ro", FsAccess::Read),
+                                      entry(FsTarget::Kind::Path, "/home/u/a/b", FsAccess::Write),
+                                      entry(FsTarget::Kind::Glob, "/home/u/.cache/g*", FsAccess::Write),
+                                      entry(FsTarget::Kind::Path, "/work", FsAccess::Write)};
+    in.extra_entries = {entry(FsTarget::Kind::Path, "/home/u/.cache/tool", FsAccess::Write),
+                        entry(FsTarget::Kind::Path, "/home/u/.npm", FsAccess::Write)};
+    // Writes only, of a path (no glob); each once, symlinked parents resolved;
+    // /home/u/a/b has no parent; /work exists.
+    CHECK(missing_write_entries(in, env) == std::vector<std::string>{"/home/u/.cache/tool", "/home/u/.npm"});
+    CHECK(missing_writable_roots(in, env).empty());
+    const CanonicalPolicy p = resolve(in, with_directories(env, missing_write_entries(in, env)));
+    CHECK(decide_path(p, "/home/u/.cache/tool/x").access == FsAccess::Write);
+}
+
 TEST_CASE("issue 29: sbx's state directory is held read-only wherever a writable root contains it") {
     test::FakeFs fs;
     fs.dir("/home/u/proj").dir("/home/u/.local").dir("/tmp").dir("/dev/shm").file("/dev/null").link("/h", "/home/u");
