@@ -66,6 +66,9 @@ constexpr const char* kHelp =
     "  --learn                       a learning run (sbx learn): every write lands in a\n"
     "                                throwaway layer, and each operation the policy\n"
     "                                refuses is recorded instead (as --record-denials)\n"
+    "  --learn-reads                 with --learn, the policy need not read every file:\n"
+    "                                the view reads them all, and each file opened and\n"
+    "                                program run that the policy cannot read is recorded\n"
     "  --proxy-fd N                  with allow_domains (network limited), or --learn\n"
     "                                under network limited: send the listening socket\n"
     "                                of 127.0.0.1:3128 in the sandbox's network to\n"
@@ -110,6 +113,7 @@ enum class Opt {
     RecordNetwork,
     PrivateTerminal,
     Learn,
+    LearnReads,
     Help,
     InnerStage,
 };
@@ -134,6 +138,7 @@ constexpr OptionSpec kOptions[] = {
     {option::kProxyFd, Opt::ProxyFd, true},
     {option::kPrivateTerminal, Opt::PrivateTerminal, false},
     {option::kLearn, Opt::Learn, false},
+    {option::kLearnReads, Opt::LearnReads, false},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -203,6 +208,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::RecordNetwork: args.record_network = true; break;
             case Opt::PrivateTerminal: args.private_terminal = true; break;
             case Opt::Learn: args.learn = true; break;
+            case Opt::LearnReads: args.learn_reads = true; break;
             case Opt::Help: write_all(STDOUT_FILENO, help_text()); std::exit(0);
             case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
             case Opt::TransparentTcp: args.transparent_tcp = true; break;

@@ -34,6 +34,7 @@ struct Args {
     bool transparent_tcp = false;                   // --transparent-tcp (transparent.h)
     bool private_terminal = false;                  // --private-terminal (inherited_fds.h)
     bool learn = false;                             // --learn (learn_view.h)
+    bool learn_reads = false;                       // --learn-reads (recorder.h)
     char** command = nullptr;                       // argv-style, null-terminated
 };
 

@@ -62,6 +62,7 @@ void plan_network(const Args& args, const HelperHost& host, HelperPlan& plan) {
 // recorder needs pid 1, which exists with the filesystem layers), or only
 // the network's.
 Watch watch_for(const Args& args, const HelperPlan& plan) {
+    if (plan.learn_reads) return Watch::Reads;
     if (plan.record) return Watch::Everything;
     if (plan.filesystem && args.record_network && plan.policy.network != Network::Full) return Watch::Network;
     return Watch::None;
@@ -86,15 +87,19 @@ HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHos
     plan.pid1 = !plan.unsandboxed && (plan.filesystem || plan.limited || processes || plan.signals_by_pid_namespace);
     plan.pids_cgroup = processes && host.root;
     plan.record = args.record_denials && plan.filesystem;
+    if (args.learn_reads && !args.learn) usage_error("--learn-reads without --learn: give both");
     if (args.learn) {
         if (!plan.filesystem)
             usage_error("--learn: the policy sandboxes no files (a learning run needs read-only or workspace-write)");
-        // Its view keeps the host's files readable (learn_view.h).
-        if (!plan.policy.reads_root())
+        // Its view keeps the host's files readable (learn_view.h): what the
+        // policy would not read is then recorded (--learn-reads), or the
+        // policy must read everything.
+        if (!plan.policy.reads_root() && !args.learn_reads)
             usage_error(
-                "--learn: the policy does not read the whole filesystem (--minimal, or entries alone), "
-                "which a learning view does not narrow yet");
+                "--learn: the policy does not read the whole filesystem (--minimal, or entries alone); "
+                "add --learn-reads to record the files it reads");
         plan.learn = plan.record = true;
+        plan.learn_reads = args.learn_reads;
     }
     plan.no_proc = args.no_proc;
     plan.proxy_fd = args.proxy_fd;

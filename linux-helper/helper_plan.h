@@ -35,6 +35,10 @@ struct HelperPlan {
     // placeholders on the host, every refusal of the policy recorded, the
     // command's layers made from learning_layers (learn_view.h).
     bool learn = false;
+    // --learn-reads: a policy that does not read every file learned from
+    // too; every open and exec is then told to pid 1, and each the policy
+    // cannot read recorded (layers.watch: Watch::Reads).
+    bool learn_reads = false;
     bool no_proc = false;         // --no-proc
     std::optional<int> proxy_fd;  // --proxy-fd: where pid 1 sends the proxy's listener (network.h)
     // --managed-network: the loopback ports bridged to Codex's proxy (managed_network.h).

@@ -50,8 +50,9 @@ bool writable(const sbx::CanonicalPolicy& policy, const std::string& path) {
     return d.access && *d.access == FsAccess::Write;
 }
 
-// Landlock's execute right is given with read (landlock.cc): any access but deny.
-bool executable(const sbx::CanonicalPolicy& policy, const std::string& path) {
+// Landlock's execute right is given with read (landlock.cc): any access but
+// deny; a file is read, and a program run, under the same rule.
+bool readable(const sbx::CanonicalPolicy& policy, const std::string& path) {
     const FsDecision d = decide_path(policy, path);
     return d.access && *d.access != FsAccess::Deny;
 }
@@ -148,27 +149,42 @@ struct PathArg {
     const char* op;
     int path;
     int dirfd;
-    bool open_existing = false;  // open(O_CREAT) without O_EXCL: an existing file is opened
+    // open(O_CREAT) without O_EXCL, or a read: an existing file is opened
+    // (a symlink there is judged by where it leads).
+    bool open_existing = false;
 };
 
 // The path arguments of a notified file syscall (none: not one of ours),
-// and the index of its mode argument where a setuid/setgid mode is refused.
+// and the index of its mode argument where a setuid/setgid mode is refused;
+// pass: nothing to look at (an open for a descriptor alone, O_PATH, which
+// needs no access to the file), let it go on.
 struct FileCall {
     std::vector<PathArg> paths;
     int mode = -1;
+    bool pass = false;
 };
 
-FileCall file_call(const seccomp_data& d) {
+// An open or openat (flags: its flags; path, dirfd: its arguments' indices):
+// a read where nothing in the flags writes (only the --learn-reads filters
+// send those).
+FileCall open_call(std::uint64_t flags, int path, int dirfd) {
     // O_TMPFILE's own bit (the C library's O_TMPFILE includes O_DIRECTORY):
     // its path is the directory, written to, not a name made in it.
     constexpr std::uint64_t kTmpfileBit = 020000000;
-    const auto flags_op = [](std::uint64_t flags) {
-        return (flags & O_CREAT) && !(flags & kTmpfileBit) ? "create" : "write";
-    };
-    const auto creates = [](std::uint64_t flags) { return (flags & (O_CREAT | kTmpfileBit)) != 0; };
-    const auto reuses = [](std::uint64_t flags) { return !(flags & O_EXCL); };
+    constexpr std::uint64_t kWrites = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | kTmpfileBit;
+    const int mode = dirfd < 0 ? 2 : 3;
+    if (!(flags & kWrites)) {
+        if (flags & O_PATH) return {{}, -1, true};
+        return {{{"read", path, dirfd, true}}};
+    }
+    const bool creates = (flags & (O_CREAT | kTmpfileBit)) != 0;
+    const char* op = (flags & O_CREAT) && !(flags & kTmpfileBit) ? "create" : "write";
+    return {{{op, path, dirfd, !(flags & O_EXCL)}}, creates ? mode : -1};
+}
+
+FileCall file_call(const seccomp_data& d) {
     switch (d.nr) {
-        case SYS_openat: return {{{flags_op(d.args[2]), 1, 0, reuses(d.args[2])}}, creates(d.args[2]) ? 3 : -1};
+        case SYS_openat: return open_call(d.args[2], 1, 0);
         case SYS_mkdirat: return {{{"create", 1, 0}}};
         case SYS_mknodat: return {{{"create", 1, 0}}, 2};
         case SYS_unlinkat: return {{{"remove", 1, 0}}};
@@ -184,7 +200,7 @@ FileCall file_call(const seccomp_data& d) {
 #if defined(__x86_64__)
         // The calls x86_64 keeps from before the *at forms (aarch64 has
         // only those, and seccomp-gen gives these no rule there).
-        case SYS_open: return {{{flags_op(d.args[1]), 0, -1, reuses(d.args[1])}}, creates(d.args[1]) ? 2 : -1};
+        case SYS_open: return open_call(d.args[1], 0, -1);
         case SYS_creat: return {{{"create", 0, -1, true}}, 1};
         case SYS_mkdir: return {{{"create", 0, -1}}};
         case SYS_mknod: return {{{"create", 0, -1}}, 1};
@@ -255,24 +271,24 @@ std::optional<std::string> absolute_path_arg(pid_t pid, const seccomp_data& d, c
 }  // namespace
 
 bool policy_refuses(const sbx::CanonicalPolicy& policy, const std::string& op, const std::string& path) {
-    if (op == "exec") return !executable(policy, path);
+    if (op == "exec" || op == "read") return !readable(policy, path);
     if (!writable(policy, path)) return true;
     return names_op(op) && path != "/" && !writable(policy, parent_path(path));
 }
 
-Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files)
-    : policy_(policy), status_(status), files_(files) {
+Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files, bool reads)
+    : policy_(policy), status_(status), files_(files), max_listed_(reads ? kMaxListedReads : kMaxListed) {
     // Room kept for the other lines: an error, exec_error, denied_omitted,
     // and the one line that may pass the budget (a path of up to PATH_MAX).
     constexpr std::size_t kReserve = 2 * PATH_MAX + 1024;
-    const std::size_t room = status_.room(kMaxBytes + kReserve);
+    const std::size_t room = status_.room((reads ? kMaxBytesReads : kMaxBytes) + kReserve);
     budget_ = room > kReserve ? room - kReserve : 0;
 }
 
 void Recorder::record(DeniedOp d) {
     std::string key = d.op + ' ' + d.path + d.address;
     if (seen_.count(key) != 0) return;
-    if (seen_.size() >= kMaxListed || bytes_ >= budget_) {
+    if (seen_.size() >= max_listed_ || bytes_ >= budget_) {
         ++omitted_;
         return;
     }
@@ -292,7 +308,8 @@ void Recorder::file_op(const std::string& op, const std::string& path, pid_t pid
         struct stat st {};
         if (!open_existing || ::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
         const std::string real = real_path(path, pid);
-        if (!real.empty() && policy_refuses(policy_, "write", real)) record({"write", real, {}, pid, comm_of(pid)});
+        const std::string shown = op == "read" ? "read" : "write";
+        if (!real.empty() && policy_refuses(policy_, shown, real)) record({shown, real, {}, pid, comm_of(pid)});
         return;
     }
     // Denied by the lexical path: judge the real one.  A namespace change is
@@ -305,7 +322,13 @@ void Recorder::file_op(const std::string& op, const std::string& path, pid_t pid
         real = child_path(parent, base_name(path));
     } else {
         real = real_path(path, pid);
-        if (real.empty()) return;  // missing, or not a path (a pipe)
+        if (real.empty()) {
+            // Missing, or not a path (a pipe): not the sandbox's doing, but
+            // for a read under a --deny entry, whose cover empties it (as exec_op).
+            if (op == "read" && decide_path(policy_, path).access == FsAccess::Deny)
+                record({op, path, {}, pid, comm_of(pid)});
+            return;
+        }
     }
     std::string shown = op;
     struct stat st {};
@@ -424,6 +447,7 @@ void NotificationServer::observe(const seccomp_notif& request) {
     }
 
     const FileCall call = file_call(d);
+    if (call.pass) return answer(0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
     if (call.paths.empty()) return answer(EPERM, 0);
     // Never a setuid or setgid file: the recorded filters leave this refusal
     // of theirs to the recorder (seccomp_gen.cc, deny_setid_modes).  The mode

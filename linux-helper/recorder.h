@@ -33,6 +33,17 @@
 //   records (about 50 us more: the page tables are copied), since the
 //   command's own execve would otherwise come while pid 1 is suspended
 //   waiting for it, and nobody could answer it.
+// - Reads (--learn-reads, sbx learn --reads; its own filters, "...Reads" in
+//   seccomp_gen.cc, so that no other run pays for it): every open and
+//   openat notifies, whatever its flags; one that writes nothing is a
+//   "read" (a directory opened to be listed too), recorded when the policy
+//   gives the file no read access (as exec; a missing file only under a
+//   --deny entry, whose cover empties it).  Not recorded: an O_PATH open
+//   (no access to the file), and what needs no open (stat, access,
+//   readlink, a path walked through), though under the policy's own view
+//   such a file is missing (sbx(1) says so).  A read of a symlink the
+//   policy reads is judged by where it leads (one lstat on each read the
+//   policy allows).
 // - Reading the path: process_vm_readv from pid 1 (pid 1 is not under the
 //   filter; it has CAP_SYS_PTRACE in the sandbox's user namespace, or is
 //   root), in page-sized remote pieces so that a string that ends just
@@ -84,7 +95,11 @@
 //   where the status pipe is smaller: nothing reads it before the run ends,
 //   so pid 1 must never block on it); the rest are only counted, and the
 //   count is reported when the command ends ({"denied_omitted": N}).
-//   Memory: at most 256 keys.
+//   Memory: at most 256 keys.  With reads (a learning run) 4096 and 768
+//   KiB, the status pipe grown to hold them (F_SETPIPE_SZ; a user over
+//   fs.pipe-user-pages-soft gets less, and the rest is counted), since a
+//   tool reads many files: each distinct path once (a read of it again is
+//   the same key), and sbx groups them (denial/read_groups.h).
 #pragma once
 
 #include <sys/types.h>
@@ -107,7 +122,7 @@ namespace sbx::helper {
 
 // One denied operation, as reported on --status-fd.
 struct DeniedOp {
-    std::string op;       // write, create, remove, rename, chmod, chown, connect, socket
+    std::string op;       // write, create, remove, rename, chmod, chown, exec, read, connect, socket
     std::string path;     // absolute, or empty
     std::string address;  // "1.2.3.4:443", "[::1]:80", or empty
     pid_t pid = 0;
@@ -123,13 +138,18 @@ class Recorder {
 public:
     static constexpr std::size_t kMaxListed = 256;
     static constexpr std::size_t kMaxBytes = 48 * 1024;
+    // A learning run's with reads (--learn-reads): a tool may read hundreds
+    // of files the policy does not (its own install directory, its modules).
+    static constexpr std::size_t kMaxListedReads = 4096;
+    static constexpr std::size_t kMaxBytesReads = 768 * 1024;
 
     // The report's budget: kMaxBytes, less where the status pipe is smaller
     // (a user over fs.pipe-user-pages-soft gets small pipes): what pid 1
     // writes must never block it, since sbx reads the pipe when the run ends.
     // files: the write-class file calls and exec are notified
     // (--record-denials); else only the network attempts (--record-network).
-    Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files);
+    // reads (--learn-reads): every open too, and the larger bounds.
+    Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files, bool reads = false);
 
     // policy_refuses() for this policy: the lexical verdict.
     bool refuses(const std::string& op, const std::string& path) const;
@@ -153,6 +173,7 @@ private:
     const sbx::CanonicalPolicy& policy_;
     const Status& status_;
     bool files_;
+    std::size_t max_listed_;
     std::set<std::string> seen_;
     std::size_t bytes_ = 0;
     std::size_t budget_ = 0;  // for the listed lines; the rest of the pipe for the others

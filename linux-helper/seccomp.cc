@@ -28,7 +28,23 @@ struct Pair {
     std::span<const sock_filter> plain, own;
 };
 
+// A learning run's with --reads: the recorded filters, every open notified too.
+Pair reads_programs_for(sbx::Network network, bool transparent) {
+    switch (network) {
+        case sbx::Network::Restricted:
+            return {filters::kRestrictedRecordedReads, filters::kRestrictedRecordedReadsOwnTerminals};
+        case sbx::Network::Limited:
+            if (transparent)
+                return {filters::kLimitedTransparentRecordedReads,
+                        filters::kLimitedTransparentRecordedReadsOwnTerminals};
+            return {filters::kLimitedRecordedReads, filters::kLimitedRecordedReadsOwnTerminals};
+        case sbx::Network::Full: break;
+    }
+    return {filters::kFullRecordedReads, filters::kFullRecordedReadsOwnTerminals};
+}
+
 Pair programs_for(sbx::Network network, Watch watch, bool transparent) {
+    if (watch == Watch::Reads) return reads_programs_for(network, transparent);
     const bool record = watch == Watch::Everything;
     switch (network) {
         case sbx::Network::Restricted:
@@ -51,7 +67,7 @@ Pair programs_for(sbx::Network network, Watch watch, bool transparent) {
 }  // namespace
 
 bool notifies(sbx::Network network, Watch watch) {
-    return network == sbx::Network::Limited || watch == Watch::Everything ||
+    return network == sbx::Network::Limited || watch == Watch::Everything || watch == Watch::Reads ||
            (watch == Watch::Network && network == sbx::Network::Restricted);
 }
 

@@ -9,7 +9,7 @@
 // Network, per policy:
 //   restricted  socket(), connect(), bind(), listen(), accept() fail with EPERM;
 //               socketpair(AF_UNIX) of type STREAM or SEQPACKET is allowed.
-//               Watched (Watch::Network, Watch::Everything): socket() of
+//               Watched (Watch::Network, Everything, Reads): socket() of
 //               AF_INET/AF_INET6, connect() and sendto() with an address go to
 //               pid 1 instead (recorder.h), which hands out sockets of an
 //               empty namespace and refuses every connect.
@@ -32,8 +32,10 @@ namespace sbx::helper {
 // What the filter tells pid 1 of (recorder.h): nothing; under network
 // restricted, the command's network attempts (socket, connect and sendto of
 // AF_INET and AF_INET6, --record-network); or those and the write-class file
-// calls (--record-denials).
-enum class Watch { None, Network, Everything };
+// calls (--record-denials); or all that and every open and openat, whatever
+// its flags (--learn-reads: a learning run's filters only).  Each watches
+// all that the one before it does.
+enum class Watch { None, Network, Everything, Reads };
 
 // Which terminals the command can reach: the host's (one of stdin, stdout
 // and stderr is a terminal, the helper has a controlling terminal, or

@@ -141,11 +141,17 @@ void deny_unix_datagrams(const Ctx& ctx, const Named& call) {
 // and open/openat only when their flags ask to write, create, truncate or
 // make a temporary file, so that reads never leave the kernel.  The recorder
 // refuses a setuid/setgid mode of these (deny_setid_modes).
-void notify_file_writes(const Ctx& ctx) {
+// reads (sbx learn --reads): every open and openat, whatever its flags.
+void notify_file_writes(const Ctx& ctx, bool reads) {
     constexpr std::uint64_t kWriteFlags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, kTmpfileBit};
-    for (const auto& [call, flags] : {std::pair{Named{"open"}, 1U}, std::pair{Named{"openat"}, 2U}})
+    for (const auto& [call, flags] : {std::pair{Named{"open"}, 1U}, std::pair{Named{"openat"}, 2U}}) {
+        if (reads) {
+            add(ctx, SCMP_ACT_NOTIFY, call);
+            continue;
+        }
         for (std::uint64_t bit : kWriteFlags)
             add(ctx, SCMP_ACT_NOTIFY, call, {SCMP_CMP(flags, SCMP_CMP_MASKED_EQ, bit, bit)});
+    }
     const Named always[] = {
         {"creat"},     {"mkdir"},  {"mkdirat"},  {"mknod"},          {"mknodat"}, {"unlink"}, {"unlinkat"},
         {"rmdir"},     {"rename"}, {"renameat"}, {"renameat2"},      {"link"},    {"linkat"}, {"symlink"},
@@ -172,9 +178,12 @@ enum class Network { Restricted, Limited, Full };
 // pid 1 too, which answers for the sockets it connected through the proxy
 // (transparent.h).  own_terminals: the variant for a command that reaches no
 // terminal but its own ptys (seccomp.h), where TIOCSWINSZ is allowed.
+// reads (with record; sbx learn --reads): every open and openat notifies,
+// reads too.
 struct Variant {
     Network network = Network::Full;
     bool record = false;
+    bool reads = false;
     bool watch_network = false;
     bool transparent = false;
     bool own_terminals = false;
@@ -280,7 +289,7 @@ Ctx build(const Variant& v) {
         case Network::Restricted: restrict_network(ctx, v, refused); break;
         case Network::Limited: limit_network(ctx, v); break;
     }
-    if (v.record) notify_file_writes(ctx);
+    if (v.record) notify_file_writes(ctx, v.reads);
     return ctx;
 }
 
@@ -337,6 +346,11 @@ int main(int argc, char** argv) {
             {"kLimitedTransparent", {.network = kL, .transparent = true}},
             {"kLimitedTransparentRecorded", {.network = kL, .record = true, .transparent = true}},
             {"kFullRecorded", {.network = kF, .record = true}},
+            // A learning run's with --reads (the recorded ones, and every open).
+            {"kRestrictedRecordedReads", {.network = kR, .record = true, .reads = true, .watch_network = true}},
+            {"kLimitedRecordedReads", {.network = kL, .record = true, .reads = true}},
+            {"kLimitedTransparentRecordedReads", {.network = kL, .record = true, .reads = true, .transparent = true}},
+            {"kFullRecordedReads", {.network = kF, .record = true, .reads = true}},
         };
         // Each variant twice: as it is, and for own terminals (kName and kNameOwnTerminals).
         std::vector<std::pair<std::string, std::vector<sock_filter>>> programs;

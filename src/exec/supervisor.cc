@@ -201,11 +201,13 @@ ExecFailure exec_failure(const ExecPlan& plan, const std::vector<std::string>& c
     return f;
 }
 
-// What a non-blocking pipe holds now (its writers are gone or done), up to 64 KiB.
+// What a non-blocking pipe holds now (its writers are gone or done), up to
+// 1 MiB (the largest pipe a user may make by default: the helper grows its
+// status pipe for a learning run's reads, linux-helper/recorder.h).
 std::string read_available(int fd) {
     std::string text;
     char buffer[4096];
-    while (text.size() < 65536) {
+    while (text.size() < 1024 * 1024) {
         const ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;

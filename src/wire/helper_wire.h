@@ -27,6 +27,7 @@ inline constexpr char kRecordNetwork[] = "--record-network";
 inline constexpr char kProxyFd[] = "--proxy-fd";
 inline constexpr char kPrivateTerminal[] = "--private-terminal";
 inline constexpr char kLearn[] = "--learn";
+inline constexpr char kLearnReads[] = "--learn-reads";
 }  // namespace option
 
 // The status lines: one JSON object each, {KIND: DETAIL}.

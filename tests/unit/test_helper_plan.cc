@@ -215,3 +215,30 @@ TEST_CASE("helper plan: a learning run reaches sbx's proxy with no name allowed,
               helper::plan_helper(a, resolved(Mode::WorkspaceWrite, Network::Limited), host());
           }).starts_with("arguments: --proxy-fd: the policy has no allow_domains"));
 }
+
+TEST_CASE("helper plan: --learn needs a policy that reads every file, or --learn-reads") {
+    helper::Args a = args();
+    a.learn = true;
+    const HelperPlan full = helper::plan_helper(a, resolved(Mode::WorkspaceWrite), host());
+    CHECK(full.learn);
+    CHECK(full.record);
+    CHECK(!full.learn_reads);
+    CHECK(full.layers.watch == Watch::Everything);
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    in.read_base = ReadBase::Minimal;
+    const CanonicalPolicy minimal = resolved(in);
+    CHECK(test::error_of([&] {
+              helper::plan_helper(a, minimal, host());
+          }).starts_with("arguments: --learn: the policy does not read the whole filesystem"));
+    a.learn_reads = true;
+    const HelperPlan reads = helper::plan_helper(a, minimal, host());
+    CHECK(reads.learn);
+    CHECK(reads.learn_reads);
+    CHECK(reads.layers.watch == Watch::Reads);
+    helper::Args alone = args();
+    alone.learn_reads = true;
+    CHECK(test::error_of([&] {
+              helper::plan_helper(alone, minimal, host());
+          }).starts_with("arguments: --learn-reads without --learn"));
+}

@@ -83,3 +83,20 @@ TEST_CASE("recorder: exec is refused only where the policy gives no read access"
     CHECK(policy_refuses(minimal, "exec", "/opt/tools/bin/x"));  // no entry covers it
     CHECK_FALSE(policy_refuses(minimal, "exec", "/usr/bin/ls"));
 }
+
+TEST_CASE("recorder: a read is refused where an exec is (sbx learn --reads)") {
+    sbx::test::FakeFs fs;
+    fs.dir("/work/repo").dir("/opt/tool/share").dir("/opt/secret").dir("/usr/bin").dir("/etc").file("/dev/null");
+    PolicyInput in{};
+    in.mode = Mode::WorkspaceWrite;
+    in.read_base = ReadBase::Minimal;
+    in.extra_entries.push_back({{FsTarget::Kind::Path, "/opt/secret"}, FsAccess::Deny, "--deny"});
+    const CanonicalPolicy p = resolve(in, fs.env("/work/repo"));
+    CHECK(policy_refuses(p, "read", "/opt/tool/share/data"));  // no entry covers it
+    CHECK(policy_refuses(p, "read", "/opt/tool/share"));       // nor its listing
+    CHECK(policy_refuses(p, "read", "/opt/secret/key"));       // denied
+    CHECK_FALSE(policy_refuses(p, "read", "/etc/passwd"));     // --minimal's set
+    CHECK_FALSE(policy_refuses(p, "read", "/work/repo/f"));    // the workspace
+    CHECK_FALSE(policy_refuses(p, "read", "/dev/null"));
+    CHECK_FALSE(policy_refuses(p, "read", "/proc/self/status"));
+}
