@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "denial/fix.h"
+#include "denial/read_groups.h"
 #include "policy/check.h"
 #include "util/error.h"
 #include "util/path.h"
@@ -145,7 +146,8 @@ Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& ana
         }
     }
     if (fixes.empty()) return e;
-    const PolicyDelta change = prune_writable(merged(fixes), fixed, env, resolve_with);
+    PolicyDelta change = prune_writable(merged(fixes), fixed, env, resolve_with);
+    if (learning) change = group_reads(std::move(change), env);  // sbx learn --reads: a tool's files read
     e.added = to_flags(change);
     // What the line really allows, by the policy it makes.
     std::optional<CanonicalPolicy> after;

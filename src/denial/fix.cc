@@ -82,12 +82,7 @@ std::string directory_for(const std::string& path, const Environment& env) {
 
 // Why -w dir would be too wide, or "".
 std::string too_wide(const CanonicalPolicy& p, const std::string& dir, const Environment& env) {
-    if (dir == "/") return "that would make / writable";
-    if (env.home && path_within(*env.home, dir)) return "that would make $HOME writable";
-    if (env.home)
-        for (const char* secret : {".ssh", ".gnupg"})
-            if (path_within(dir, child_path(*env.home, secret)))
-                return fmt::format("that would make ~/{} writable", secret);
+    if (std::string why = too_open(dir, env, "writable"); !why.empty()) return why;
     for (const auto& root : p.writable)
         for (const auto& prot : root.protected_paths)
             if (path_within(prot, dir) && !path_within(root.path, dir))
@@ -146,8 +141,9 @@ Fix read_fix(const CanonicalPolicy& p, Access access, const std::string& target,
     if (v.allowed)
         return refuse(rule, fmt::format("the policy allows this on {}; the refusal was not the sandbox's", v.subject));
     const FsDecision d = decide_path(p, v.subject);
-    if (!d.access) return Fix{rule, PolicyDelta{.read_only = {v.subject}}, ""};
-    return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
+    if (d.access) return refuse(rule, "an entry of the policy denies it (drop that entry to allow it)");
+    if (std::string why = too_open(v.subject, env, "readable"); !why.empty()) return refuse(rule, why);
+    return Fix{rule, PolicyDelta{.read_only = {v.subject}}, ""};
 }
 
 // The host and the port of "host:port" ("[v6]:port"); port 0 when there is none.
@@ -195,6 +191,16 @@ Fix network_fix(const CanonicalPolicy& p, const Denial& d) {
 }
 
 }  // namespace
+
+std::string too_open(const std::string& path, const Environment& env, std::string_view made) {
+    if (path == "/") return fmt::format("that would make / {}", made);
+    if (env.home && path_within(*env.home, path)) return fmt::format("that would make $HOME {}", made);
+    if (env.home)
+        for (const char* secret : {".ssh", ".gnupg"})
+            if (path_within(path, child_path(*env.home, secret)))
+                return fmt::format("that would make ~/{} {}", secret, made);
+    return {};
+}
 
 std::string Fix::flags_text() const { return sbx::flags_text(change); }
 

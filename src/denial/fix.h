@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denial/denial.h"
@@ -38,12 +39,17 @@ std::string allow_clause(const std::string& fix_text);
 // to $HOME; "*" is any one name.  Listed in sbx(1).
 const std::vector<std::string>& tool_directories();
 
+// Why making `path` `made` ("writable", "readable") would give away too
+// much, or "": /, $HOME or above it, ~/.ssh or ~/.gnupg or anything in them.
+std::string too_open(const std::string& path, const Environment& env, std::string_view made);
+
 // The fix for one denial: a write-class operation on d.path (recorded or
 // audited), a connect (or any net.* operation) to d.address, a read or exec
-// (audit's fs.read_*, fs.execute) on d.path.  A relative path is taken
-// against env.cwd.  Never suggests -w for /, $HOME or above it, a protected
-// path, ~/.ssh or ~/.gnupg, or a directory already writable; never -n limited
-// (it reaches only the sandbox's own loopback, not the host's).
+// (recorded, or audit's fs.read_*, fs.execute) on d.path.  A relative path is
+// taken against env.cwd.  Never suggests -w for /, $HOME or above it, a
+// protected path, ~/.ssh or ~/.gnupg, or a directory already writable; never
+// --read-only for those (too_open) or a path an entry denies; never -n
+// limited (it reaches only the sandbox's own loopback, not the host's).
 Fix fix_for(const CanonicalPolicy&, const Denial&, const Environment&);
 
 // Fills each denial's rule and fix.  For the output heuristic (sandbox_denied
