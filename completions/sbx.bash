@@ -62,7 +62,7 @@ _sbx() {
     case $sub in
         "") words_for="run learn policy check doctor trust -h --help --version" ;;
         run) words_for="-h --help $policy_opts $run_opts --" ;;
-        learn) words_for="-h --help $policy_opts $run_opts --let-connect --" ;;
+        learn) words_for="-h --help $policy_opts $run_opts --let-connect --reads --" ;;
         policy) words_for="-h --help $policy_opts --json --seatbelt --relative" ;;
         check) words_for="-h --help $policy_opts --read --write --exec --connect --json" ;;
         doctor) words_for="-h --help --json" ;;

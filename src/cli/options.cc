@@ -518,11 +518,15 @@ void add_check_command(CLI::App& app, const Wanted& in_argv, CheckCommand& c) {
 }
 
 // sbx learn's own options (beside run's), left out of the line it prints.
-constexpr std::array kLearnOnly{"--let-connect"};
+constexpr std::array kLearnOnly{"--let-connect", "--reads"};
 
 void add_learn_options(const Wanted& in_argv, RunCommand& c) {
-    Adder(*c.app, in_argv, "Learning options")
-        .flag(kLearnOnly[0], c.args.command.let_connect,
+    Adder add(*c.app, in_argv, "Learning options");
+    add.flag(kLearnOnly[1], c.args.command.learn_reads,
+             "Also learn the files and programs the command reads: each one it opens or runs that the policy "
+             "cannot read, for a policy that does not read every file (--minimal, or entries alone); stat, "
+             "access and readlink are not recorded");
+    add.flag(kLearnOnly[0], c.args.command.let_connect,
               "Let a connection to a name the policy does not allow go through sbx's proxy (recorded), "
               "instead of refusing it (recorded too): for a command that needs what it downloads; the "
               "proxy still refuses the host's loopback and private addresses");

@@ -409,7 +409,8 @@ void print_refusal_result(bool json, const std::vector<std::string>& command, co
 namespace {
 
 // sbx learn's policy: one that sandboxes the files and reads them all (the
-// learning view keeps the host's files readable, its denied paths hidden);
+// learning view keeps the host's files readable, its denied paths hidden),
+// or, with --reads, any other (each read it would refuse is recorded);
 // --let-connect only where there are names to learn.
 void refuse_unlearnable(const CanonicalPolicy& policy, const CommandSpec& command) {
     if (!policy.sandboxed_filesystem())
@@ -417,10 +418,10 @@ void refuse_unlearnable(const CanonicalPolicy& policy, const CommandSpec& comman
             fmt::format("learn: -p {} sandboxes no files, so there is nothing to learn; give the policy to "
                         "learn from, -p workspace-write or -p read-only",
                         to_string(policy.mode)));
-    if (!policy.reads_root())
+    if (!policy.reads_root() && !command.learn_reads)
         throw Error(
-            "learn: this policy does not read the whole filesystem (--minimal, or entries alone), which a "
-            "learning run does not narrow yet; learn without --minimal, then add it to the line");
+            "learn: this policy does not read the whole filesystem (--minimal, or entries alone); add --reads "
+            "to record the files the command reads");
     if (command.let_connect && policy.network == Network::Full)
         throw Error(
             "learn: --let-connect: the network is full (the host's), so there is no name to let through; "

@@ -38,6 +38,9 @@ struct CommandSpec {
     // sbx learn --let-connect: a connection to a name the policy does not
     // allow goes through sbx's proxy (recorded) instead of being refused.
     bool let_connect = false;
+    // sbx learn --reads: the policy need not read every file; each file it
+    // cannot read that the command opens is recorded (--learn-reads).
+    bool learn_reads = false;
     // The command runs on a pseudo-terminal sbx made for it (its relay,
     // exec/terminal.h): the helper is told so (--private-terminal).
     bool private_terminal = false;

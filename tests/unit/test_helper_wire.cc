@@ -151,6 +151,28 @@ TEST_CASE("helper wire: under network full no connect is recorded") {
     CHECK(!p.args.record_denials);
 }
 
+TEST_CASE("helper wire: a learning run, with --reads, parses back") {
+    PolicyInput in;
+    in.mode = Mode::WorkspaceWrite;
+    in.read_base = ReadBase::Minimal;
+    const CanonicalPolicy policy = resolved(in);
+    for (const bool reads : {false, true}) {
+        CommandSpec command;
+        command.cwd = "/work/repo";
+        command.learn = true;
+        command.learn_reads = reads;
+        std::vector<std::string> words = linux_helper_args(policy, "codex-linux-sandbox", command);
+        words.insert(words.end(), {"--", "true"});
+        std::vector<char*> pointers;
+        for (auto& word : words) pointers.push_back(word.data());
+        pointers.push_back(nullptr);
+        const helper::Args args = helper::parse_args(static_cast<int>(words.size()), pointers.data());
+        CHECK(args.learn);
+        CHECK(args.learn_reads == reads);
+        CHECK(!args.record_denials);  // --learn records as it does
+    }
+}
+
 TEST_CASE("helper wire: a refusal, as step, reason and fix, reads back as its message") {
     const HelperStatus s = written_then_read([](const helper::Status& status) {
         status.error(helper::StepError("mounts", "cannot bind /x", "make /x a directory"));
