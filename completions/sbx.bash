@@ -50,7 +50,7 @@ _sbx() {
         --reject) values="sandbox rules network sandbox,rules" ;;
         -w|--writable-root|--workspace|-C|--cwd)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-        --policy-file|--rules|--approver|--read-only|--deny|--read|--write|--exec)
+        --policy-file|--rules|--approver|--read-only|--deny|--read|--write|--exec|--write-policy)
             mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     esac
     if [[ -n $values ]]; then
@@ -62,7 +62,7 @@ _sbx() {
     case $sub in
         "") words_for="run learn policy check doctor trust -h --help --version" ;;
         run) words_for="-h --help $policy_opts $run_opts --" ;;
-        learn) words_for="-h --help $policy_opts $run_opts --let-connect --reads --" ;;
+        learn) words_for="-h --help $policy_opts $run_opts --let-connect --reads --write-policy --" ;;
         policy) words_for="-h --help $policy_opts --json --seatbelt --relative" ;;
         check) words_for="-h --help $policy_opts --read --write --exec --connect --json" ;;
         doctor) words_for="-h --help --json" ;;

@@ -66,6 +66,7 @@ complete -c sbx -n '__sbx_in run learn' -l escalate -d 'Ask to run this command 
 complete -c sbx -n '__sbx_in run learn' -l justification -x -d 'Why --escalate is needed'
 complete -c sbx -n '__sbx_in learn' -l reads -d 'Also learn the files and programs the command reads'
 complete -c sbx -n '__sbx_in learn' -l let-connect -d 'Let a connection to a name the policy does not allow go through sbx\'s proxy'
+complete -c sbx -n '__sbx_in learn' -l write-policy -r -F -d 'Also write the learned line\'s policy to FILE as a policy file'
 complete -c sbx -n '__sbx_in policy' -l json -d 'Print the canonical JSON'
 complete -c sbx -n '__sbx_in policy' -l seatbelt -d 'Print the macOS Seatbelt profile it yields'
 complete -c sbx -n '__sbx_in policy' -l relative -d 'Print it as a project policy for .sbx/policy.json'

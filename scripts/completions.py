@@ -29,7 +29,8 @@ VALUES = {
     "--target-os": "linux macos",
     "--reject": "sandbox rules network sandbox,rules",
 }
-FILES = {"--policy-file", "--rules", "--approver", "--read-only", "--deny", "--read", "--write", "--exec"}
+FILES = {"--policy-file", "--rules", "--approver", "--read-only", "--deny", "--read", "--write", "--exec",
+         "--write-policy"}
 DIRS = {"--writable-root", "--workspace", "--cwd"}
 
 OPTION = re.compile(r"^  (?:-([a-zA-Z]),)?--([a-z][a-z0-9-]*)(?: (TEXT|INT|UINT)(?: \.\.\.)?)?\s*(.*)$")

@@ -17,6 +17,7 @@
 #include "util/fd.h"
 #include "util/path.h"
 #include "util/private_dirs.h"
+#include "util/replace_file.h"
 
 namespace sbx::approval {
 namespace {
@@ -158,27 +159,7 @@ void FileSessionStore::add(const ApprovalKey& key) {
     for (const auto& k : keys) doc["approvals"].push_back(to_json(k));
     const std::string text = doc.dump(2) + "\n";
 
-    std::string tmp = path_ + ".tmp.XXXXXX";
-    Fd tmp_fd(::mkostemp(tmp.data(), O_CLOEXEC));
-    if (!tmp_fd.valid())
-        throw Error(
-            fmt::format("session file {}: cannot create a temporary file in {}: {}", path_, dir, errno_text(errno)));
-    try {
-        if (::fchmod(tmp_fd.get(), 0600) != 0)
-            throw Error(fmt::format("session file {}: cannot chmod: {}", tmp, errno_text(errno)));
-        if (!write_all(tmp_fd.get(), text))
-            throw Error(fmt::format("session file {}: cannot write: {}", tmp, errno_text(errno)));
-        if (::fsync(tmp_fd.get()) != 0)
-            throw Error(fmt::format("session file {}: cannot sync: {}", tmp, errno_text(errno)));
-        tmp_fd.reset();
-        if (::rename(tmp.c_str(), path_.c_str()) != 0)
-            throw Error(fmt::format("session file {}: cannot replace: {}", path_, errno_text(errno)));
-    } catch (...) {
-        ::unlink(tmp.c_str());
-        throw;
-    }
-    Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir_fd.valid()) (void)::fsync(dir_fd.get());
+    replace_file(path_, text, 0600, "session file");
 }
 
 void check_session_name(const std::string& name) {

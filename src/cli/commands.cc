@@ -21,6 +21,7 @@
 #include "policy/config.h"
 #include "sbx_config.h"
 #include "util/private_dirs.h"
+#include "util/replace_file.h"
 #include "util/sha256.h"
 
 namespace sbx::cli {
@@ -388,18 +389,7 @@ int trust_command(const TrustArgs& args) {
     (void)project_input_from_text(text, path, parent_path(parent_path(path)), env);
     make_private_directories(store, "trust");
     const TrustRecord r{sha256_hex(text), path};
-    const std::string tmp = fmt::format("{}.{}.tmp", record, ::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << trust_record_text(r);
-        f.close();
-        if (!f) throw Error(fmt::format("trust: cannot write {}: {}", tmp, std::strerror(errno)));
-    }
-    if (::rename(tmp.c_str(), record.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw Error(fmt::format("trust: cannot write {}: {}", record, std::strerror(e)));
-    }
+    replace_file(record, trust_record_text(r), 0600, "trust: record");
     fmt::print(
         "trusted {} (sha256 {}): it may now widen the sandbox of runs in {}; any change to it ends the "
         "trust\n",

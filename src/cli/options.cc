@@ -1,9 +1,12 @@
 // The command line: argv -> the plain structs of options.h -> a command.
 // This is the only code that reads argv.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -13,6 +16,7 @@
 #include "cli/options.h"
 #include "policy/units.h"
 #include "sbx_config.h"
+#include "util/path.h"
 
 namespace sbx::cli {
 
@@ -517,19 +521,37 @@ void add_check_command(CLI::App& app, const Wanted& in_argv, CheckCommand& c) {
     c.app->footer(kCheckExitCodes);
 }
 
-// sbx learn's own options (beside run's), left out of the line it prints.
-constexpr std::array kLearnOnly{"--let-connect", "--reads"};
+// sbx learn's own options (beside run's), left out of the line it prints:
+// each name, and whether a value follows it.
+constexpr std::array<std::pair<std::string_view, bool>, 3> kLearnOnly{
+    {{"--reads", false}, {"--let-connect", false}, {"--write-policy", true}}};
+
+std::vector<std::string> without_learn_options(const std::vector<std::string>& words) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const std::string& w = words[i];
+        const auto* o = std::find_if(kLearnOnly.begin(), kLearnOnly.end(), [&w](const auto& option) {
+            return w == option.first || w.starts_with(std::string(option.first) + "=");
+        });
+        if (o == kLearnOnly.end()) out.push_back(w);
+        else if (o->second && w == o->first) ++i;  // its value too
+    }
+    return out;
+}
 
 void add_learn_options(const Wanted& in_argv, RunCommand& c) {
     Adder add(*c.app, in_argv, "Learning options");
-    add.flag(kLearnOnly[1], c.args.command.learn_reads,
+    add.flag(kLearnOnly[0].first.data(), c.args.command.learn_reads,
              "Also learn the files and programs the command reads: each one it opens or runs that the policy "
              "cannot read, for a policy that does not read every file (--minimal, or entries alone); stat, "
              "access and readlink are not recorded");
-    add.flag(kLearnOnly[0], c.args.command.let_connect,
-              "Let a connection to a name the policy does not allow go through sbx's proxy (recorded), "
-              "instead of refusing it (recorded too): for a command that needs what it downloads; the "
-              "proxy still refuses the host's loopback and private addresses");
+    add.flag(kLearnOnly[1].first.data(), c.args.command.let_connect,
+             "Let a connection to a name the policy does not allow go through sbx's proxy (recorded), "
+             "instead of refusing it (recorded too): for a command that needs what it downloads; the "
+             "proxy still refuses the host's loopback and private addresses");
+    add.option(kLearnOnly[2].first.data(), c.args.write_policy,
+               "Also write the learned line's policy to FILE as a policy file (for sbx run --policy-file FILE); "
+               "the workspace's .sbx/policy.json is written as its project policy, to read and then sbx trust");
 }
 
 // The subcommands, in the order of sbx --help.
@@ -573,6 +595,23 @@ std::optional<int> parse_words(CLI::App& app, std::vector<std::string> words) {
     return std::nullopt;
 }
 
+// FILE made absolute (against sbx's cwd), where a file may be written:
+// its directory exists and this user may write in it, and it is no
+// directory itself.  Checked before anything runs.
+std::string writable_file_path(const std::string& given, std::string_view what) {
+    if (given.empty()) throw Error(fmt::format("{}: an empty path; give the file to write", what));
+    const std::string path = join_path(current_dir(), given);
+    const std::string dir = parent_path(path);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw Error(fmt::format("{}: {}: no such directory {}; make it first", what, given, dir));
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw Error(fmt::format("{}: {}: this user cannot write in {}: {}", what, given, dir, std::strerror(errno)));
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw Error(fmt::format("{}: {} is a directory; give a file", what, given));
+    return path;
+}
+
 // sbx learn: sbx run's options, the run a learning one (plan.h
 // CommandSpec::learn), its denials recorded and explained as sbx run lines.
 void finish_learn(const RunText& text, RunArgs& args) {
@@ -585,10 +624,8 @@ void finish_learn(const RunText& text, RunArgs& args) {
     if (text.no_record_denials) throw Error("learn: --no-record-denials: a learning run is a recording one");
     args.command.learn = args.explain = true;
     args.invocation.at(1) = "run";  // the line it prints is one of sbx run
-    std::erase_if(args.invocation, [](const std::string& w) {
-        return std::any_of(kLearnOnly.begin(), kLearnOnly.end(),
-                           [&w](std::string_view o) { return w == o || w.starts_with(std::string(o) + "="); });
-    });
+    args.invocation = without_learn_options(args.invocation);
+    if (!args.write_policy.empty()) args.write_policy = writable_file_path(args.write_policy, "learn: --write-policy");
 }
 
 int finish_and_run(RunCommand& c, const Words& words, const char* argv0) {

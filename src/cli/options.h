@@ -52,6 +52,9 @@ struct RunArgs {
     // --control-fd N: allowlist updates while the command runs
     // (net/proxy.h); -1 without.
     int control_fd = -1;
+    // sbx learn --write-policy FILE (absolute): the learned line's policy
+    // written there as a policy file (run.cc, write_learned_policy).
+    std::string write_policy;
 };
 
 // Whether sbx run relays a pseudo-terminal to the command (exec/terminal.h):

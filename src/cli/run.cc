@@ -30,8 +30,12 @@
 #include "net/proxy.h"
 #include "platform/plan.h"
 #include "platform/seatbelt.h"
+#include "policy/config.h"
 #include "report/report.h"
 #include "util/fd.h"
+#include "util/path.h"
+#include "util/replace_file.h"
+#include "util/shell_word.h"
 
 namespace sbx::cli {
 
@@ -57,6 +61,14 @@ struct Attempt {
     HelperStatus helper;                     // what the Linux helper reported on its --status-fd
     std::optional<Explanation> explanation;  // --explain, for a sandboxed attempt
 };
+
+// The policy of the run's policy sources with `added` applied as flags
+// after the user's own (denial/policy_delta.h); throws Error.
+CanonicalPolicy policy_with(const RunArgs& args, const PolicyDelta& added) {
+    PolicyArgs with = args.policy;
+    apply(added, with.flags);
+    return resolve_policy_args(with, args.command.cwd).policy;
+}
 
 class Runner {
 public:
@@ -234,11 +246,7 @@ public:
     // change checked by resolving the policy sources with it applied.
     Explanation explain(const DenialAnalysis& denial) const {
         const Environment env = command_environment();
-        const auto resolve_with = [this](const PolicyDelta& added) {
-            PolicyArgs with = args_.policy;
-            apply(added, with.flags);
-            return resolve_policy_args(with, args_.command.cwd).policy;
-        };
+        const auto resolve_with = [this](const PolicyDelta& added) { return policy_with(args_, added); };
         return explain_run({args_.invocation, args_.command.argv, policy_, env, resolve_with, args_.command.learn},
                            denial);
     }
@@ -428,6 +436,24 @@ void refuse_unlearnable(const CanonicalPolicy& policy, const CommandSpec& comman
             "learn under -n restricted or an allowlist to learn the names");
 }
 
+// sbx learn --write-policy FILE: the policy of the line it printed, as a
+// policy file (the canonical JSON without its derived keys, which a write
+// entry sbx run makes first would contradict); the workspace's
+// .sbx/policy.json as a project policy (`sbx policy --relative`'s form).
+void write_learned_policy(const RunArgs& args, const Explanation& e) {
+    const CanonicalPolicy p = policy_with(args, e.change);
+    const bool project = args.write_policy == join_path(p.workspace, std::string(kProjectPolicyPath));
+    nlohmann::json doc = project ? relative_json(p) : to_json(p);
+    for (const char* key : {"readable", "writable", "denied"}) doc.erase(key);
+    replace_file(args.write_policy, doc.dump(2) + "\n", 0644, "learn: --write-policy");
+    if (args.format != OutputFormat::Text) return;
+    write_all(STDERR_FILENO, project ? fmt::format("sbx: learn: wrote {}, the project policy: read it, then "
+                                                   "'sbx trust' it to let it widen the sandbox\n",
+                                                   args.write_policy)
+                                     : fmt::format("sbx: learn: wrote {}: sbx run --policy-file {} -- ...\n",
+                                                   args.write_policy, shell_word(args.write_policy)));
+}
+
 // The run; `reported` once the result (or the plan of --dry-run) is on its way out.
 int run_and_report(const RunArgs& args, bool& reported) {
     const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
@@ -492,6 +518,7 @@ int run_and_report(const RunArgs& args, bool& reported) {
     // that left out.
     r.not_enforced = last->helper.not_enforced;
     r.approval = o.approval;
+    if (!args.write_policy.empty() && explanation) write_learned_policy(args, *explanation);
     r.explanation = std::move(explanation);
     if (o.escalated && o.attempts > 1) r.first_attempt = std::move(first);
     reported = true;

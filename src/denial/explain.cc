@@ -176,6 +176,7 @@ Explanation explain_run(const ExplainRequest& request, const DenialAnalysis& ana
     // An allowlist replaces -n restricted too (apply, policy_delta.h).
     if (change.network || (!change.allow_domains.empty() && policy.network == Network::Restricted))
         replaced.emplace_back("-n", "--network");
+    e.change = change;
     e.argv = without(invocation, replaced);
     e.argv.insert(e.argv.end(), e.added.begin(), e.added.end());
     e.argv.push_back("--");

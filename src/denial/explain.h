@@ -23,6 +23,7 @@ struct Explanation {
     // out, "--", the command.  Empty when no denial has a flag.
     std::vector<std::string> argv;
     std::vector<std::string> added;  // the flags merged in, as words
+    PolicyDelta change;              // the same as data (empty when argv is)
     std::size_t allowed = 0;         // denials the added flags allow
     struct Refused {
         std::string what;  // "write /root/.bashrc"

@@ -84,6 +84,33 @@ all:
 EOF
 check_tool make 'rm -rf "$proj/out" "$HOME/.cache/mytool"' "-w $HOME/.cache/mytool" -- make -s
 
+# --write-policy FILE: the same line as a policy file, which works first time
+# (sbx run makes the missing ~/.cache/mytool of its write entry, as of a -w);
+# the workspace's .sbx/policy.json as its project policy, which widens the
+# sandbox only once trusted.  A file that cannot be written is refused
+# before anything runs.
+rm -rf "$proj/out" "$HOME/.cache/mytool"
+learn "$logs/wp.err" -p workspace-write --write-policy "$logs/learned.json" -- make -s >/dev/null
+ok "--write-policy: says where it wrote" grep -q "^sbx: learn: wrote $logs/learned.json: sbx run --policy-file" "$logs/wp.err"
+not_ok "... the run line has no --write-policy" grep -q -- "--write-policy" <(needed_line "$logs/wp.err")
+rm -rf "$proj/out" "$HOME/.cache/mytool"
+ok "... sbx run --policy-file FILE works first time" "$SBX" run -C "$proj" --stdin null --policy-file "$logs/learned.json" -- make -s
+rm -rf "$proj/out" "$HOME/.cache/mytool"
+mkdir -p "$proj/.sbx"
+learn "$logs/wp-project.err" -p workspace-write --write-policy "$proj/.sbx/policy.json" -- make -s >/dev/null
+ok "... .sbx/policy.json: written as the project policy" grep -q "^sbx: learn: wrote $proj/.sbx/policy.json, the project policy" "$logs/wp-project.err"
+is "... its paths in the workspace relative" '{"access":"write","path":"."}' \
+    "$(jq -c '.entries[] | select(.path == ".")' "$proj/.sbx/policy.json")"
+export XDG_STATE_HOME=$d/state
+is "... untrusted, it may not widen the sandbox (125)" 125 \
+    "$("$SBX" run -C "$proj" --stdin null -- make -s 2>/dev/null; echo $?)"
+"$SBX" trust "$proj/.sbx/policy.json" >/dev/null
+ok "... trusted, sbx run with no flag works first time" "$SBX" run -C "$proj" --stdin null -- make -s
+unset XDG_STATE_HOME
+rm -rf "$proj/.sbx" "$proj/out" "$HOME/.cache/mytool" "$d/state"
+is "--write-policy into a missing directory is refused before anything runs (125)" "125 no" \
+    "$("$SBX" learn -C "$proj" --write-policy "$d/none/p.json" -- touch "$proj/ran" 2>/dev/null; echo "$? $([ -e "$proj/ran" ] && echo yes || echo no)")"
+
 # git commit in a repository (the default protects .git).
 git init -q -b main "$proj"
 git -C "$proj" add Makefile && git -C "$proj" commit -q -m one
