@@ -294,8 +294,8 @@ void without_user_namespaces(const HelperPlan& plan, const Status& status) {
 
     apply_rlimits(plan.policy.limits);
     if (plan.layers.watch != Watch::None)
-        command.recorder = &services.recorder.emplace(plan.policy, status, plan.layers.watch >= Watch::Everything,
-                                                      plan.layers.watch == Watch::Reads);
+        command.recorder =
+            &services.recorder.emplace(plan.policy, status, plan.layers.watch >= Watch::Everything, plan.learn);
     if (plan.pid1) {
         run_in_namespaces(plan, services, command, command_cwd);
         without_user_namespaces(plan, status);

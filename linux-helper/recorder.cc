@@ -276,12 +276,12 @@ bool policy_refuses(const sbx::CanonicalPolicy& policy, const std::string& op, c
     return names_op(op) && path != "/" && !writable(policy, parent_path(path));
 }
 
-Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files, bool reads)
-    : policy_(policy), status_(status), files_(files), max_listed_(reads ? kMaxListedReads : kMaxListed) {
+Recorder::Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files, bool learning)
+    : policy_(policy), status_(status), files_(files), max_listed_(learning ? kMaxListedLearning : kMaxListed) {
     // Room kept for the other lines: an error, exec_error, denied_omitted,
     // and the one line that may pass the budget (a path of up to PATH_MAX).
     constexpr std::size_t kReserve = 2 * PATH_MAX + 1024;
-    const std::size_t room = status_.room((reads ? kMaxBytesReads : kMaxBytes) + kReserve);
+    const std::size_t room = status_.room((learning ? kMaxBytesLearning : kMaxBytes) + kReserve);
     budget_ = room > kReserve ? room - kReserve : 0;
 }
 

@@ -95,11 +95,12 @@
 //   where the status pipe is smaller: nothing reads it before the run ends,
 //   so pid 1 must never block on it); the rest are only counted, and the
 //   count is reported when the command ends ({"denied_omitted": N}).
-//   Memory: at most 256 keys.  With reads (a learning run) 4096 and 768
-//   KiB, the status pipe grown to hold them (F_SETPIPE_SZ; a user over
-//   fs.pipe-user-pages-soft gets less, and the rest is counted), since a
-//   tool reads many files: each distinct path once (a read of it again is
-//   the same key), and sbx groups them (denial/read_groups.h).
+//   Memory: at most 256 keys.  In a learning run 4096 and 768 KiB, the
+//   status pipe grown to hold them (F_SETPIPE_SZ; a user over
+//   fs.pipe-user-pages-soft gets less, and the rest is counted), since it
+//   is to learn everything in one run, and a tool reads many files
+//   (--learn-reads): each distinct path once (a read of it again is the
+//   same key), and sbx groups them (denial/read_groups.h).
 #pragma once
 
 #include <sys/types.h>
@@ -138,18 +139,19 @@ class Recorder {
 public:
     static constexpr std::size_t kMaxListed = 256;
     static constexpr std::size_t kMaxBytes = 48 * 1024;
-    // A learning run's with reads (--learn-reads): a tool may read hundreds
-    // of files the policy does not (its own install directory, its modules).
-    static constexpr std::size_t kMaxListedReads = 4096;
-    static constexpr std::size_t kMaxBytesReads = 768 * 1024;
+    // A learning run's (--learn): it is to learn everything in one run, and
+    // with --learn-reads a tool may read hundreds of files the policy does
+    // not (its own install directory, its modules).
+    static constexpr std::size_t kMaxListedLearning = 4096;
+    static constexpr std::size_t kMaxBytesLearning = 768 * 1024;
 
     // The report's budget: kMaxBytes, less where the status pipe is smaller
     // (a user over fs.pipe-user-pages-soft gets small pipes): what pid 1
     // writes must never block it, since sbx reads the pipe when the run ends.
     // files: the write-class file calls and exec are notified
     // (--record-denials); else only the network attempts (--record-network).
-    // reads (--learn-reads): every open too, and the larger bounds.
-    Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files, bool reads = false);
+    // learning (--learn): the larger bounds.
+    Recorder(const sbx::CanonicalPolicy& policy, const Status& status, bool files, bool learning = false);
 
     // policy_refuses() for this policy: the lexical verdict.
     bool refuses(const std::string& op, const std::string& path) const;

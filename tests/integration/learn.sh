@@ -252,6 +252,13 @@ is "... and refused under -n full (125), with the cause" \
     "125 sbx: learn: --let-connect: the network is full (the host's), so there is no name to let through; learn under -n restricted or an allowlist to learn the names" \
     "$? $out"
 
+# A learning run is to learn everything at once: past sbx run's 256.
+out=$("$SBX" learn -C "$proj" --stdin null -p workspace-write --json -- sh -c \
+    'mkdir -p "$HOME/many" && for i in $(seq 1 600); do mkdir "$HOME/many/x$i"; done' 2>/dev/null |
+    jq -c '[(.denials | length), .denials_omitted, .explain.added]')
+is "601 refused operations all recorded (sbx run keeps 256), the line one flag" \
+    "[601,null,[\"-w\",\"$HOME/many\"]]" "$out"
+
 # Nothing to learn: the policy as given lets the command run.
 learn "$logs/none.err" -p workspace-write -- true
 is "nothing refused: the line is the invocation as given" \
