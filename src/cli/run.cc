@@ -111,7 +111,11 @@ public:
         start_proxy(a.plan, proxy, opt, let_through);
         a.result = supervise(a.plan, opt);
         std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
-        refused.insert(refused.end(), let_through.begin(), let_through.end());
+        // Let through by name and then refused by its address: the refusal is the record.
+        for (auto& l : let_through)
+            if (std::none_of(refused.begin(), refused.end(),
+                             [&l](const net::ProxyDenial& r) { return r.host == l.host && r.port == l.port; }))
+                refused.push_back(std::move(l));
         if (args_.format == OutputFormat::Events) chunkers.finish();
         a.helper = parse_helper_status(a.result.report);
         if (!sandbox_applied(a)) return a;

@@ -246,6 +246,28 @@ else
     skip "a name that answers: refused, let through with --let-connect, the line works" "needs root (unshare -n -m), ip and python3"
     skip "... the refused one's line names it too" "needs root"
 fi
+# A socket to the host's loopback is never suggested, --let-connect or not:
+# said once, with the reason (the proxy refuses the address).
+if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 -c '
+import http.server, os, sys
+s = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()' "$logs/host-port" &
+    host_server=$!
+    eventually test -e "$logs/host-port"
+    port=$(cat "$logs/host-port")
+    learn "$logs/loopback.err" -p workspace-write --let-connect -- curl -sS -f --noproxy '' -o /dev/null \
+        "http://127.0.0.1:$port/" >/dev/null
+    kill "$host_server"
+    is "the host's loopback: not suggested, once, with why" \
+        "sbx: learn: not suggested for connect 127.0.0.1:$port: the suggested flags do not allow it (network limited: the host's 127.0.0.1:$port is out of reach (the sandbox's loopback is its own: only what the command itself listens on answers there))" \
+        "$(grep '^sbx: learn: not suggested' "$logs/loopback.err")"
+    not_ok "... and the line adds nothing for it" grep -Eq -- "--allow-domain|-n full" <(needed_line "$logs/loopback.err")
+else
+    skip "the host's loopback: not suggested" "no /usr/bin/python3"
+    skip "... and the line adds nothing for it" "no /usr/bin/python3"
+fi
 not_ok "--let-connect is sbx learn's alone" "$SBX" run --let-connect -- true
 out=$("$SBX" learn -p workspace-write -n full --let-connect -- true 2>&1)
 is "... and refused under -n full (125), with the cause" \
