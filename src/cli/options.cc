@@ -625,7 +625,7 @@ void finish_learn(const RunText& text, RunArgs& args) {
     args.command.learn = args.explain = true;
     args.invocation.at(1) = "run";  // the line it prints is one of sbx run
     args.invocation = without_learn_options(args.invocation);
-    if (!args.write_policy.empty()) args.write_policy = writable_file_path(args.write_policy, "learn: --write-policy");
+    if (args.write_policy) args.write_policy = writable_file_path(*args.write_policy, "learn: --write-policy");
 }
 
 int finish_and_run(RunCommand& c, const Words& words, const char* argv0) {

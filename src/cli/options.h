@@ -54,7 +54,7 @@ struct RunArgs {
     int control_fd = -1;
     // sbx learn --write-policy FILE (absolute): the learned line's policy
     // written there as a policy file (run.cc, write_learned_policy).
-    std::string write_policy;
+    std::optional<std::string> write_policy;
 };
 
 // Whether sbx run relays a pseudo-terminal to the command (exec/terminal.h):

@@ -444,18 +444,18 @@ void refuse_unlearnable(const CanonicalPolicy& policy, const CommandSpec& comman
 // policy file (the canonical JSON without its derived keys, which a write
 // entry sbx run makes first would contradict); the workspace's
 // .sbx/policy.json as a project policy (`sbx policy --relative`'s form).
-void write_learned_policy(const RunArgs& args, const Explanation& e) {
+void write_learned_policy(const RunArgs& args, const std::string& file, const Explanation& e) {
     const CanonicalPolicy p = policy_with(args, e.change);
-    const bool project = args.write_policy == join_path(p.workspace, std::string(kProjectPolicyPath));
+    const bool project = file == join_path(p.workspace, std::string(kProjectPolicyPath));
     nlohmann::json doc = project ? relative_json(p) : to_json(p);
     for (const char* key : {"readable", "writable", "denied"}) doc.erase(key);
-    replace_file(args.write_policy, doc.dump(2) + "\n", 0644, "learn: --write-policy");
+    replace_file(file, doc.dump(2) + "\n", 0644, "learn: --write-policy");
     if (args.format != OutputFormat::Text) return;
-    write_all(STDERR_FILENO, project ? fmt::format("sbx: learn: wrote {}, the project policy: read it, then "
-                                                   "'sbx trust' it to let it widen the sandbox\n",
-                                                   args.write_policy)
-                                     : fmt::format("sbx: learn: wrote {}: sbx run --policy-file {} -- ...\n",
-                                                   args.write_policy, shell_word(args.write_policy)));
+    write_all(STDERR_FILENO,
+              project ? fmt::format("sbx: learn: wrote {}, the project policy: read it, then "
+                                    "'sbx trust' it to let it widen the sandbox\n",
+                                    file)
+                      : fmt::format("sbx: learn: wrote {}: sbx run --policy-file {} -- ...\n", file, shell_word(file)));
 }
 
 // The run; `reported` once the result (or the plan of --dry-run) is on its way out.
@@ -522,7 +522,7 @@ int run_and_report(const RunArgs& args, bool& reported) {
     // that left out.
     r.not_enforced = last->helper.not_enforced;
     r.approval = o.approval;
-    if (!args.write_policy.empty() && explanation) write_learned_policy(args, *explanation);
+    if (args.write_policy && explanation) write_learned_policy(args, *args.write_policy, *explanation);
     r.explanation = std::move(explanation);
     if (o.escalated && o.attempts > 1) r.first_attempt = std::move(first);
     reported = true;
