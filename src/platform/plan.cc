@@ -31,9 +31,10 @@ std::vector<std::string> linux_helper_args(const CanonicalPolicy& policy, const 
     // Every denial recorded, or (cheap: only the network calls reach pid 1)
     // under restricted and limited each network attempt the sandbox refused,
     // with its destination.
-    if (command.learn) args.emplace_back(option::kLearn);  // records as --record-denials does
-    if (command.learn_reads) args.emplace_back(option::kLearnReads);
-    else if (command.record_denials) args.emplace_back(option::kRecordDenials);
+    if (command.learn) {
+        args.emplace_back(option::kLearn);  // records as --record-denials does
+        if (command.learn_reads) args.emplace_back(option::kLearnReads);
+    } else if (command.record_denials) args.emplace_back(option::kRecordDenials);
     else if (policy.network != Network::Full) args.emplace_back(option::kRecordNetwork);
     // sbx's relay: the controlling terminal is the pty sbx made for this
     // sandbox, which the command may resize (TIOCSWINSZ) as its own.

@@ -156,6 +156,16 @@ TEST_CASE("Linux: a learning run learns names through sbx's proxy, unless the ne
         sent.network = Network::Limited;
         CHECK(nlohmann::json::parse(*(policy_at + 1)) == to_json(sent));
         CHECK(e.env_add.at("SBX_SANDBOX_NETWORK_DISABLED") == "1");
+        // --learn records as --record-denials does: neither that nor --record-network beside it.
+        REQUIRE(e.argv.size() > 7);
+        CHECK(e.argv[7] == "--learn");
+        CHECK(e.argv[8] == "--proxy-fd");
+        c.learn_reads = true;
+        const ExecPlan reads = plan(p, c, TargetOs::Linux, kPaths);
+        CHECK(reads.argv[7] == "--learn");
+        CHECK(reads.argv[8] == "--learn-reads");
+        CHECK(reads.argv[9] == "--proxy-fd");
+        c.learn_reads = false;
     }
     const CanonicalPolicy full = policy(Mode::WorkspaceWrite, Network::Full);
     CHECK(!by_name(full, c));
