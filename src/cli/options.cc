@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "policy/secrets.h"
 #include "policy/units.h"
 #include "sbx_config.h"
 #include "util/path.h"
@@ -123,7 +124,8 @@ struct PolicyText {
     std::string memory, cpu, procs, file_size, open_files;
     bool exclude_slash_tmp = false, exclude_tmpdir = false, allow_unprotected = false, minimal = false,
          git_write = false;
-    std::vector<std::string> writable_roots, read, deny, deny_glob, allow_domain, deny_domain;
+    std::vector<std::string> writable_roots, read, deny, deny_glob, allow_domain, deny_domain, secret_env, secret_file,
+        tls_passthrough;
 };
 
 void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, PolicyText& text) {
@@ -140,6 +142,17 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
     add.option("--deny-domain", text.deny_domain,
                "Refuse this host even where --allow-domain allows it (same patterns, and =REASON shown with the "
                "refusal; repeatable)");
+    add.option("--secret-env", text.secret_env,
+               "NAME@HOST[,HOST...]: the command sees a stand-in of the same length in place of $NAME, and sbx's "
+               "proxy puts the real value back in what the command sends over TLS to those hosts only; NAME "
+               "alone: $NAME is unset in the sandbox (repeatable)");
+    add.option("--secret-file", text.secret_file,
+               "PATH@HOST[,HOST...]: the command reads PATH with a stand-in in place of its content (the "
+               "policy's extract key masks a part), put back as --secret-env does; PATH alone: PATH is denied "
+               "(repeatable)");
+    add.option("--tls-passthrough", text.tls_passthrough,
+               "Never terminate TLS to this host (a client that pins its certificate): no secret reaches it "
+               "(same patterns as --allow-domain; repeatable)");
     add.option("-w,--writable-root", text.writable_roots,
                "A directory writable in workspace-write, besides the workspace (repeatable; refused under "
                "the other modes)");
@@ -206,6 +219,11 @@ void finish_policy(const PolicyText& text, PolicyArgs& args) {
     for (const auto& r : text.writable_roots) in.writable_roots.push_back({r, "--writable-root"});
     for (const auto& d : text.allow_domain) in.allow_domains.push_back({d, "--allow-domain"});
     for (const auto& d : text.deny_domain) in.deny_domains.push_back({d, "--deny-domain"});
+    for (const auto& v : text.secret_env)
+        in.secrets.push_back({parse_secret_flag(Secret::Kind::Env, v, "--secret-env"), "--secret-env " + v});
+    for (const auto& v : text.secret_file)
+        in.secrets.push_back({parse_secret_flag(Secret::Kind::File, v, "--secret-file"), "--secret-file " + v});
+    for (const auto& t : text.tls_passthrough) in.tls_passthrough.push_back({t, "--tls-passthrough"});
     auto entries = [&](const std::vector<std::string>& paths, FsTarget::Kind kind, FsAccess access, const char* flag) {
         for (const auto& path : paths) {
             if (path.empty()) throw Error(fmt::format("{}: empty path", flag));

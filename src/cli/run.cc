@@ -19,6 +19,7 @@
 #include "cli/denial_watch.h"
 #include "cli/hard_links.h"
 #include "cli/options.h"
+#include "cli/secrets_run.h"
 #include "denial/analyze.h"
 #include "denial/denial.h"
 #include "denial/explain.h"
@@ -72,7 +73,8 @@ CanonicalPolicy policy_with(const RunArgs& args, const PolicyDelta& added) {
 
 class Runner {
 public:
-    Runner(const RunArgs& args, CanonicalPolicy policy) : args_(args), policy_(std::move(policy)) {}
+    Runner(const RunArgs& args, CanonicalPolicy policy, const RunSecrets* secrets = nullptr)
+        : args_(args), policy_(std::move(policy)), secrets_(secrets) {}
 
     const CanonicalPolicy& policy() const { return policy_; }
     // Network requests of the approval flow, for the attempts' proxies (none: not asked).
@@ -106,9 +108,11 @@ public:
         if (a.sandboxed) watch.emplace(args_.command.record_denials);
         EventChunkers chunkers;
         SuperviseOptions opt = supervise_options(a.plan, chunkers);
+        AttemptSecrets secrets;  // outlives the proxy, which hands connections to its sbx-tls
+        if (secrets_ && a.plan.sandbox == SandboxKind::Linux) secrets_->apply(a.plan, opt, secrets);
         std::optional<net::AllowlistProxy> proxy;
         std::vector<net::ProxyDenial> let_through;  // a learning run's connections the policy refuses
-        start_proxy(a.plan, proxy, opt, let_through);
+        start_proxy(a.plan, proxy, opt, let_through, secrets_ ? secrets_->terminator(secrets) : net::Terminator{});
         a.result = supervise(a.plan, opt);
         std::vector<net::ProxyDenial> refused = proxy ? proxy->finish() : std::vector<net::ProxyDenial>{};
         // Let through by name and then refused by its address: the refusal is the record.
@@ -186,7 +190,7 @@ public:
     // connections to names the policy does not list go into let_through
     // when --let-connect lets them through (the proxy keeps those it refuses).
     void start_proxy(const ExecPlan& plan, std::optional<net::AllowlistProxy>& proxy, SuperviseOptions& opt,
-                     std::vector<net::ProxyDenial>& let_through) const {
+                     std::vector<net::ProxyDenial>& let_through, net::Terminator terminate) const {
         if (plan.proxy_fd < 0) return;
         // --control-fd: a copy for this attempt's proxy (a retry reads on
         // from where it stopped, from the policy's rules again).
@@ -202,7 +206,8 @@ public:
                 let_through.push_back({host, port, std::move(fix)});
                 return true;
             };
-        proxy.emplace(rules, relay_cap(policy_.limits.processes), std::move(control), std::move(ask));
+        proxy.emplace(rules, relay_cap(policy_.limits.processes), std::move(control), std::move(ask),
+                      std::move(terminate));
         opt.proxy_channel = proxy->helper_channel();
     }
 
@@ -299,6 +304,7 @@ private:
 
     const RunArgs& args_;
     CanonicalPolicy policy_;
+    const RunSecrets* secrets_;  // the run's (none: the policy has no secret)
     approval::NetworkApprovals* network_ = nullptr;
     bool tty_ = false;
     mutable std::string helper_;
@@ -461,7 +467,13 @@ void write_learned_policy(const RunArgs& args, const std::string& file, const Ex
 // The run; `reported` once the result (or the plan of --dry-run) is on its way out.
 int run_and_report(const RunArgs& args, bool& reported) {
     const ResolvedPolicyArgs resolved = resolve_policy_args(args.policy, args.command.cwd);
-    Runner runner(args, resolved.policy);
+    // Secrets: read and given their sentinels before anything runs; the
+    // CA's files readable where the policy reads only its entries.
+    std::optional<RunSecrets> secrets;
+    if (!resolved.policy.secrets.empty()) secrets.emplace(resolved.policy);
+    const bool ca_unreadable = secrets && !secrets->ca_dir().empty() && !resolved.policy.reads_root();
+    Runner runner(args, ca_unreadable ? policy_with(args, {.read_only = {secrets->ca_dir()}}) : resolved.policy,
+                  secrets ? &*secrets : nullptr);
     // Bad approval options (an unknown mode, a malformed rules file) are
     // refused before anything runs, --dry-run included.
     const approval::ApprovalSettings settings = approval::settings_from_args(args.approval);

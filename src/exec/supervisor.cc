@@ -119,7 +119,9 @@ struct ChildSetup {
     int report_target;  // where the program expects it (never status_fd)
     int pass_fd;        // the proxy channel (at 10 or above), or -1
     int pass_target;    // where the program expects it (never status_fd)
-    int fd_ceiling;     // exec::open_fd_ceiling()
+    // SuperviseOptions::pass_fds, each moved to 128 or above first.
+    std::vector<std::pair<int, int>> pass_more;
+    int fd_ceiling;  // exec::open_fd_ceiling()
     const sigset_t* mask;
 };
 
@@ -168,6 +170,8 @@ enum Stage : int { kStageChdir = 1, kStageStdin = 2, kStageExec = 3 };
         }
     }
     if (s.pass_fd >= 0 && ::dup2(s.pass_fd, s.pass_target) < 0) child_fail(s, kStageStdin, errno);
+    for (const auto& [from, to] : s.pass_more)
+        if (::dup2(from, to) < 0) child_fail(s, kStageStdin, errno);
     // The PATH search of execvp, with the PATH of the child's environment.
     int err = ENOENT;
     bool saw_eacces = false;
@@ -960,6 +964,12 @@ private:
         }
         setup_.pass_fd = proxy_channel_.valid() ? proxy_channel_.get() : -1;
         setup_.pass_target = plan_.proxy_fd;
+        // Above every number they go to (at most 100 of them, from 3: below 128).
+        for (const auto& [fd, target] : opt_.pass_fds) {
+            passed_.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 128));
+            if (!passed_.back().valid()) throw Error(fmt::format("cannot move a descriptor: {}", std::strerror(errno)));
+            setup_.pass_more.emplace_back(passed_.back().get(), target);
+        }
         setup_.fd_ceiling = exec::open_fd_ceiling();
         setup_.mask = &signals_.old_mask();
     }
@@ -1171,7 +1181,8 @@ private:
     bool merged_ = false;  // stdout and stderr one file: one pipe for both
     exec::Pipe out_pipe_, err_pipe_, status_pipe_;
     std::optional<exec::Pipe> report_pipe_;
-    Fd proxy_channel_;  // a copy of opt_.proxy_channel for the child, at 10 or above
+    Fd proxy_channel_;        // a copy of opt_.proxy_channel for the child, at 10 or above
+    std::vector<Fd> passed_;  // copies of opt_.pass_fds for the child, at 128 or above
     std::vector<std::string> env_;
     std::vector<std::string> argv_;
     ChildSetup setup_{};

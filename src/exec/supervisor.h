@@ -63,6 +63,10 @@ struct SuperviseOptions {
     // Given to the program at plan.proxy_fd (the helper's end of the
     // allowlist proxy's socket pair, net/proxy.h), or -1.
     int proxy_channel = -1;
+    // More descriptors for the program, each (descriptor, the number it gets
+    // it at): the helper's --mask-file contents.  Numbers above 2, none
+    // plan.report_fd or plan.proxy_fd, each once, below 128.
+    std::vector<std::pair<int, int>> pass_fds;
     // Relay a new pseudo-terminal (exec/terminal.h): the command's stdin,
     // stdout, and stderr when sbx's stderr is the same file as its stdout,
     // are the slave of a pty made here, the controlling terminal of a session

@@ -299,6 +299,15 @@ Decision decide_address(const DomainRules& rules, std::string_view host, const A
     return {false, fmt::format("{} resolves to {}, a {} address", normalize_host(host), text, range), text};
 }
 
+std::pair<std::string, std::uint16_t> sample_of(const std::string& normalised_pattern) {
+    const Parts parts = split_port(split_reason(normalised_pattern).first);
+    std::string what(parts.what);
+    if (what.size() >= 2 && what.front() == '[' && what.back() == ']') what = what.substr(1, what.size() - 2);
+    if (what.starts_with("*.")) what = "sbx-probe" + what.substr(1);
+    if (const auto slash = what.find('/'); slash != std::string::npos) what.resize(slash);
+    return {what, parts.port.value_or(0)};
+}
+
 std::map<std::string, std::string> proxy_environment(std::uint16_t port) {
     const std::string http = fmt::format("http://127.0.0.1:{}", port);
     const std::string socks = fmt::format("socks5h://127.0.0.1:{}", port);

@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sbx::net {
@@ -100,6 +101,11 @@ Decision decide_host(const DomainRules&, std::string_view host, std::uint16_t po
 // 0.0.0.0 answers there as on the loopback), refused like a special range.
 Decision decide_address(const DomainRules&, std::string_view host, const Address&, const std::vector<Address>& own = {},
                         std::uint16_t port = 0);
+
+// A host one pattern admits, with the pattern's port (0: any): how a
+// policy checks that the allowlist admits a secret's host ("*.example.com"
+// -> "sbx-probe.example.com", "10.0.0.0/8:22" -> {"10.0.0.0", 22}).
+std::pair<std::string, std::uint16_t> sample_of(const std::string& normalised_pattern);
 
 // The variables the command gets so that its tools use the proxy at
 // 127.0.0.1:port (listed in sbx(1)).

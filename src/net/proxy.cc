@@ -144,6 +144,7 @@ struct AllowlistProxy::State {
     LiveConnections connections;  // shut down by finish()
 
     AskHost ask;
+    Terminator terminate;
     std::mutex ask_mutex;                                           // one question at a time; guards answers
     std::map<std::pair<std::string, std::uint16_t>, bool> answers;  // what ask said, per host and port
 
@@ -174,7 +175,9 @@ struct AllowlistProxy::State {
     void serve_socks(LiveSocket& client, std::string head);
     // The upstream connection, or why not (decision set on a refusal).
     LiveSocket connect_to(const Target& t, Failure& why, Decision& refusal);
-    void relay(LiveSocket& client, LiveSocket& upstream);
+    // fresh: nothing the command sent is read yet (a tunnel, SOCKS5).
+    void relay(LiveSocket& client, LiveSocket& upstream, const Target& t, bool fresh);
+    bool handed_to_tls(LiveSocket& client, LiveSocket& upstream, const Target& t);
 };
 
 namespace {
@@ -436,7 +439,23 @@ LiveSocket AllowlistProxy::State::connect_to(const Target& t, Failure& why, Deci
     return LiveSocket();
 }
 
-void AllowlistProxy::State::relay(LiveSocket& client, LiveSocket& upstream) {
+// A connection that carries a secret (Terminator): handed to sbx-tls when the
+// command speaks first with a TLS handshake record (0x16).
+bool AllowlistProxy::State::handed_to_tls(LiveSocket& client, LiveSocket& upstream, const Target& t) {
+    if (!terminate.select) return false;
+    const auto pairs = terminate.select(t.host, t.port);
+    if (!pairs) return false;
+    pollfd p[2] = {{client.get(), POLLIN, 0}, {upstream.get(), POLLIN, 0}};
+    if (::poll(p, 2, kHeadTimeoutMs) <= 0 || p[1].revents || !(p[0].revents & POLLIN)) return false;
+    char first = 0;
+    if (::recv(client.get(), &first, 1, MSG_PEEK) != 1 || first != 0x16) return false;
+    if (!terminate.hand_over(client.get(), upstream.get(), t.host, t.port, *pairs))
+        ::shutdown(client.get(), SHUT_RDWR);  // sbx-tls is gone: nothing passes unterminated
+    return true;
+}
+
+void AllowlistProxy::State::relay(LiveSocket& client, LiveSocket& upstream, const Target& t, bool fresh) {
+    if (fresh && handed_to_tls(client, upstream, t)) return;
     const int one = 1;
     ::setsockopt(upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     tune_loopback_leg(client.get());  // the command's leg: the sandbox's loopback
@@ -512,7 +531,7 @@ void AllowlistProxy::State::serve_http(LiveSocket& client, std::string head) {
                                                   forwarded_headers(headers), rest);
         if (!send_all(upstream.get(), forwarded)) return;
     }
-    relay(client, upstream);
+    relay(client, upstream, *target, tunnel && rest.empty());
 }
 
 void AllowlistProxy::State::serve_socks(LiveSocket& client, std::string head) {
@@ -571,13 +590,14 @@ void AllowlistProxy::State::serve_socks(LiveSocket& client, std::string head) {
         return;
     }
     if (!reply(0x00)) return;
-    relay(client, upstream);
+    relay(client, upstream, t, true);
 }
 
-AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap, Fd control, AskHost ask)
+AllowlistProxy::AllowlistProxy(DomainRules rules, RelayCap cap, Fd control, AskHost ask, Terminator terminate)
     : state_(std::make_shared<State>()) {
     state_->rules_ = std::move(rules);
     state_->ask = std::move(ask);
+    state_->terminate = std::move(terminate);
     state_->cap = cap;
     state_->control = std::move(control);
     int pair[2];

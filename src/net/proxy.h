@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,20 @@ struct ProxyDenial {
 // proxy's life: the answer is kept for the connections after it.
 using AskHost = std::function<bool(const std::string& host, std::uint16_t port)>;
 
+// Secrets (issue 36): the connections sbx-tls terminates.  select: for an
+// allowed connection to host:port, the pairs to put back (nullopt: not
+// terminated, its bytes pass as they are).  hand_over: gives copies of both
+// sockets to sbx-tls (false: it could not; the connection is closed).  Only
+// a connection whose first bytes are the command's TLS handshake record is
+// handed over: one where the host speaks first, or plain text, passes as
+// it is, sentinel and all.  Both called from the connections' threads.
+struct Terminator {
+    std::function<std::optional<std::vector<int>>(const std::string& host, std::uint16_t port)> select;
+    std::function<bool(int client, int upstream, const std::string& host, std::uint16_t port,
+                       const std::vector<int>& pairs)>
+        hand_over;
+};
+
 class AllowlistProxy {
 public:
     // Makes the socket pair and starts accepting once the helper sends the
@@ -57,7 +72,8 @@ public:
     // runs, each for the connections after it (a bad line changes nothing
     // and is said on stderr, "sbx: --control-fd: ..."); sbx's own descriptor,
     // never the command's.  ask: see AskHost (none: refused).  Throws Error.
-    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{}, Fd control = Fd(), AskHost ask = {});
+    explicit AllowlistProxy(DomainRules rules, RelayCap cap = RelayCap{}, Fd control = Fd(), AskHost ask = {},
+                            Terminator terminate = {});
     ~AllowlistProxy();
     AllowlistProxy(const AllowlistProxy&) = delete;
     AllowlistProxy& operator=(const AllowlistProxy&) = delete;

@@ -9,7 +9,7 @@ namespace sbx::net {
 
 struct AllowlistProxy::State {};
 
-AllowlistProxy::AllowlistProxy(DomainRules, RelayCap, Fd, AskHost) {
+AllowlistProxy::AllowlistProxy(DomainRules, RelayCap, Fd, AskHost, Terminator) {
     throw Error("--allow-domain: the allowlist proxy needs Linux (a private network namespace for the command)");
 }
 

@@ -160,6 +160,16 @@ std::vector<std::string> widenings(const CanonicalPolicy& base, const CanonicalP
     }
     if (combined.allow_unprotected && !base.allow_unprotected) out.push_back("allow_unprotected true");
     if (combined.git_write && !base.git_write) out.push_back("git_write true");
+    // A masked secret has sbx send the real value to its hosts, even where
+    // the command would not have it (--clean-env): a widening unless the
+    // policy without this layer masks it already for those hosts.
+    for (const auto& s : combined.secrets) {
+        if (!s.masked()) continue;
+        const auto b = std::find_if(base.secrets.begin(), base.secrets.end(),
+                                    [&](const Secret& o) { return o.kind == s.kind && o.name == s.name; });
+        if (b == base.secrets.end() || !b->masked() || !subset(s.hosts, b->hosts))
+            out.push_back(fmt::format("secret {} {} sent to {}", to_string(s.kind), s.name, fmt::join(s.hosts, ", ")));
+    }
     return out;
 }
 
@@ -229,6 +239,8 @@ std::vector<std::pair<std::string, std::string>> setting_origins(const std::vect
     scalar("git_write", [](const PolicyInput& i) { return i.git_write.has_value(); });
     listed("allow domains", [](const PolicyInput& i) { return !i.allow_domains.empty(); });
     listed("deny domains", [](const PolicyInput& i) { return !i.deny_domains.empty(); });
+    listed("secrets", [](const PolicyInput& i) { return !i.secrets.empty(); });
+    listed("tls passthrough", [](const PolicyInput& i) { return !i.tls_passthrough.empty(); });
     scalar("limit memory", [](const PolicyInput& i) { return i.limits.memory.has_value(); });
     scalar("limit cpu_seconds", [](const PolicyInput& i) { return i.limits.cpu_seconds.has_value(); });
     scalar("limit processes", [](const PolicyInput& i) { return i.limits.processes.has_value(); });

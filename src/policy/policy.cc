@@ -1,5 +1,6 @@
 // Resolution of a PolicyInput into the canonical policy.
 #include "policy/policy.h"
+#include "policy/secrets.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -321,6 +322,8 @@ void PolicyInput::merge(const PolicyInput& later) {
     extra_entries.insert(extra_entries.end(), later.extra_entries.begin(), later.extra_entries.end());
     allow_domains.insert(allow_domains.end(), later.allow_domains.begin(), later.allow_domains.end());
     deny_domains.insert(deny_domains.end(), later.deny_domains.begin(), later.deny_domains.end());
+    secrets.insert(secrets.end(), later.secrets.begin(), later.secrets.end());
+    tls_passthrough.insert(tls_passthrough.end(), later.tls_passthrough.begin(), later.tls_passthrough.end());
     if (later.read_base) {
         read_base = later.read_base;
         read_base_source = later.read_base_source;
@@ -1018,9 +1021,10 @@ void refuse_planted_symlinks(const Environment& env, const CanonicalPolicy& p) {
 
 CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env) {
     if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
-    const PolicyInput in = with_home_expanded(given, env);
+    PolicyInput in = with_home_expanded(given, env);
     CanonicalPolicy p;
     resolve_mode(in, p);
+    resolve_secrets(in, env, p);
     resolve_entries(in, env, p);
     resolve_protected_names(in, p);
     if (!p.sandboxed_filesystem()) {
@@ -1045,6 +1049,15 @@ std::string to_text(const CanonicalPolicy& p) {
     line("network", std::string(to_string(p.network)) + (p.by_name() ? " (allowlist proxy)" : ""));
     for (std::size_t i = 0; i < p.allow_domains.size(); ++i) line(i == 0 ? "allow domains" : "", p.allow_domains[i]);
     for (std::size_t i = 0; i < p.deny_domains.size(); ++i) line(i == 0 ? "deny domains" : "", p.deny_domains[i]);
+    for (std::size_t i = 0; i < p.secrets.size(); ++i) {
+        const Secret& s = p.secrets[i];
+        line(i == 0 ? "secrets" : "",
+             fmt::format("{} {} {}{}", to_string(s.kind), s.name,
+                         s.masked() ? fmt::format("masked, sent to {}", fmt::join(s.hosts, ", ")) : "withheld",
+                         s.extract.empty() ? "" : fmt::format(" (extract {})", s.extract)));
+    }
+    for (std::size_t i = 0; i < p.tls_passthrough.size(); ++i)
+        line(i == 0 ? "tls passthrough" : "", p.tls_passthrough[i]);
     line("workspace", p.workspace);
     bool first = true;
     for (const auto& e : p.entries) {

@@ -81,6 +81,26 @@ struct FsEntry {
     bool operator==(const FsEntry& o) const { return target == o.target && access == o.access; }
 };
 
+// A secret (issue 36, docs/network.md): an environment variable or a file
+// the command may use but never read.  Masked (hosts given): the sandbox sees
+// a sentinel of the same length in place of each secret value, and sbx's
+// proxy puts the real value back in what the command sends over TLS to
+// those hosts only (sbx-tls terminates those connections).  Withheld (no
+// hosts: nowhere to send it): the variable is unset in the sandbox, the file
+// denied.
+struct Secret {
+    enum class Kind { Env, File };
+    Kind kind = Kind::Env;
+    std::string name;                // the variable; or the file, absolute ("~/" expanded)
+    std::vector<std::string> hosts;  // normalised patterns (net/domain.h); empty: withheld
+    // Files: an ECMAScript regular expression whose group 1, in every
+    // match, is a secret value ("": the whole file, less its final newline).
+    std::string extract{};
+    bool masked() const { return !hosts.empty(); }
+    bool operator==(const Secret&) const = default;
+};
+std::string_view to_string(Secret::Kind);
+
 // What the read-only and workspace-write presets read from: the whole
 // filesystem (":root"), only the platform set (":minimal"), or nothing but
 // their other entries (Codex's restricted read access without platform
@@ -122,6 +142,16 @@ struct PolicyInput {
     // (--allow-domain, "p.json: key 'allow_domains'"); they accumulate.
     std::vector<SourcedPath> allow_domains;
     std::vector<SourcedPath> deny_domains;
+    // Secrets (--secret-env, --secret-file, "secrets"), each with where it
+    // was given; they accumulate.  tls_passthrough: hosts sbx-tls never
+    // terminates (pinning clients), so no secret reaches them.
+    struct SourcedSecret {
+        Secret secret;
+        std::string source;
+        bool operator==(const SourcedSecret&) const = default;
+    };
+    std::vector<SourcedSecret> secrets;
+    std::vector<SourcedPath> tls_passthrough;
     // Where each field came from, for error messages ("--policy-file f.json").
     std::string mode_source = "--policy";
     std::string network_source = "--network";
@@ -231,6 +261,10 @@ struct CanonicalPolicy {
     // sbx's allowlist proxy.
     std::vector<std::string> allow_domains;
     std::vector<std::string> deny_domains;
+    // Secrets, each (kind, name) once, a withheld one winning over a masked
+    // one; a masked secret's hosts are each allowed by allow_domains.
+    std::vector<Secret> secrets;
+    std::vector<std::string> tls_passthrough;  // normalised patterns
 
     // Derived by resolve() from the entries (for a sandboxed filesystem).
     // Every entry that decides its own path, resolved, in order: the entries
@@ -248,6 +282,12 @@ struct CanonicalPolicy {
     bool sandboxed_filesystem() const { return mode == Mode::ReadOnly || mode == Mode::WorkspaceWrite; }
     // The allowlist proxy runs (--allow-domain given).
     bool by_name() const { return !allow_domains.empty(); }
+    // A secret is masked: sbx-tls runs beside the proxy.
+    bool masks_secrets() const {
+        for (const auto& s : secrets)
+            if (s.masked()) return true;
+        return false;
+    }
     // The facts derived once here, for the helper's view and Landlock,
     // Seatbelt and sbx check (tests/unit/test_entries.cc pins each case).
     //

@@ -18,7 +18,7 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::array<std::string_view, 14> kInputKeys{"mode",
+constexpr std::array<std::string_view, 16> kInputKeys{"mode",
                                                       "network",
                                                       "workspace",
                                                       "writable_roots",
@@ -31,7 +31,9 @@ constexpr std::array<std::string_view, 14> kInputKeys{"mode",
                                                       "entries",
                                                       "glob_scan_max_depth",
                                                       "allow_domains",
-                                                      "deny_domains"};
+                                                      "deny_domains",
+                                                      "secrets",
+                                                      "tls_passthrough"};
 constexpr std::array<std::string_view, 3> kDerivedKeys{"readable", "writable", "denied"};
 constexpr std::array<std::string_view, 4> kEntryKeys{"path", "special", "glob", "access"};
 constexpr std::array<std::string_view, 4> kSpecialEntryKeys{"special", "subpath", "path", "access"};
@@ -43,6 +45,7 @@ constexpr std::array<std::pair<std::string_view, FsTarget::Kind>, 6> kSpecials{{
     {"project_roots", FsTarget::Kind::ProjectRoots},
     {"unknown", FsTarget::Kind::Unknown},
 }};
+constexpr std::array<std::string_view, 5> kSecretKeys{"env", "file", "mode", "hosts", "extract"};
 constexpr std::array<std::string_view, 5> kLimitKeys{"memory", "cpu_seconds", "processes", "file_size", "open_files"};
 
 constexpr std::array<std::string_view, 1> kCodexPlainKeys{"type"};
@@ -222,6 +225,37 @@ json entry_json(const FsEntry& e) {
     return out;
 }
 
+// "secrets": [{"env"|"file": NAME, "mode": "mask"|"deny", "hosts": [...],
+// "extract": RE}]; mode may be left out (mask with hosts, deny without).
+std::vector<PolicyInput::SourcedSecret> secrets_from_json(const Reader& r) {
+    const json* list =
+        r.get("secrets", json::value_t::array,
+              "a list of {\"env\"|\"file\": NAME, \"mode\": \"mask\"|\"deny\", \"hosts\": [...]} objects");
+    std::vector<PolicyInput::SourcedSecret> out;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const json& e = (*list)[i];
+        const std::string where = fmt::format("{}: key 'secrets' [{}]", r.source(), i);
+        if (!e.is_object()) throw Error(fmt::format("{}: expected an object, got {}", where, Reader::type_desc(e)));
+        Reader er(e, where);
+        er.only(kSecretKeys);
+        if (e.contains("env") == e.contains("file"))
+            throw Error(fmt::format("{}: give exactly one of 'env', 'file'", where));
+        Secret s;
+        s.kind = e.contains("env") ? Secret::Kind::Env : Secret::Kind::File;
+        s.name = *er.string(s.kind == Secret::Kind::Env ? "env" : "file");
+        s.hosts = er.strings("hosts").value_or(std::vector<std::string>{});
+        s.extract = er.string("extract").value_or("");
+        const std::string mode = er.string("mode").value_or(s.hosts.empty() ? "deny" : "mask");
+        if (mode != "mask" && mode != "deny") er.fail("mode", fmt::format("'{}' is not mask or deny", mode));
+        if (mode == "mask" && s.hosts.empty())
+            er.fail("hosts", "a masked secret needs the hosts its real value may reach (none: use mode deny)");
+        if (mode == "deny" && (!s.hosts.empty() || !s.extract.empty()))
+            er.fail(s.hosts.empty() ? "extract" : "hosts", "a withheld secret (mode deny) reaches no host");
+        out.push_back({std::move(s), where});
+    }
+    return out;
+}
+
 std::vector<FsEntry> entries_from_json(const Reader& r) {
     const std::string shape =
         "a list of {\"path\"|\"special\"|\"glob\": ..., \"access\": \"read\"|\"write\"|\"deny\"} objects";
@@ -363,6 +397,18 @@ json to_json(const CanonicalPolicy& p) {
         out["allow_domains"] = p.allow_domains;
         out["deny_domains"] = p.deny_domains;
     }
+    // Only with secrets: the form of every other policy is unchanged.
+    if (!p.secrets.empty()) {
+        json list = json::array();
+        for (const auto& s : p.secrets) {
+            json e{{std::string(to_string(s.kind)), s.name}, {"mode", s.masked() ? "mask" : "deny"}};
+            if (s.masked()) e["hosts"] = s.hosts;
+            if (!s.extract.empty()) e["extract"] = s.extract;
+            list.push_back(std::move(e));
+        }
+        out["secrets"] = std::move(list);
+    }
+    if (!p.tls_passthrough.empty()) out["tls_passthrough"] = p.tls_passthrough;
     return out;
 }
 
@@ -429,6 +475,10 @@ PolicyInput input_from_json(const json& doc, const std::string& source) {
             for (const auto& pattern : *patterns) to.push_back({pattern, fmt::format("{}: key '{}'", source, key)});
         }
     }
+    if (doc.contains("secrets")) in.secrets = secrets_from_json(r);
+    if (auto patterns = r.strings("tls_passthrough"))
+        for (const auto& pattern : *patterns)
+            in.tls_passthrough.push_back({pattern, fmt::format("{}: key 'tls_passthrough'", source)});
     check_derived_shape(doc, r);
     return in;
 }
