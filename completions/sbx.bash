@@ -10,7 +10,7 @@ _sbx() {
     local policy_opts="-p --policy -n --network -w --writable-root --read-only --deny --deny-glob --minimal
         --workspace --exclude-slash-tmp
         --exclude-tmpdir-env-var --protect --unprotect --git-write --allow-unprotected --policy-file --policy-json
-        --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain
+        --limit-memory --limit-cpu --limit-procs --limit-file-size --limit-open-files --allow-domain --deny-domain --secret-env --secret-file --tls-passthrough
         --no-config"
     local run_opts="-C --cwd -t --timeout --max-output-bytes --max-output-lines --no-output-cap --keep --cap-live --json --events
         --env --unset-env --clear-env --stdin --tty -T --no-tty --dry-run --target-os -a --ask-for-approval --reject --approver
@@ -50,7 +50,7 @@ _sbx() {
         --reject) values="sandbox rules network sandbox,rules" ;;
         -w|--writable-root|--workspace|-C|--cwd)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-        --policy-file|--rules|--approver|--read-only|--deny|--read|--write|--exec|--write-policy)
+        --policy-file|--rules|--approver|--read-only|--deny|--read|--write|--exec|--write-policy|--secret-file)
             mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     esac
     if [[ -n $values ]]; then

@@ -30,7 +30,7 @@ VALUES = {
     "--reject": "sandbox rules network sandbox,rules",
 }
 FILES = {"--policy-file", "--rules", "--approver", "--read-only", "--deny", "--read", "--write", "--exec",
-         "--write-policy"}
+         "--write-policy", "--secret-file"}
 DIRS = {"--writable-root", "--workspace", "--cwd"}
 
 OPTION = re.compile(r"^  (?:-([a-zA-Z]),)?--([a-z][a-z0-9-]*)(?: (TEXT|INT|UINT)(?: \.\.\.)?)?\s*(.*)$")

@@ -143,13 +143,11 @@ void add_policy_options(CLI::App& app, const Wanted& wanted, PolicyArgs& args, P
                "Refuse this host even where --allow-domain allows it (same patterns, and =REASON shown with the "
                "refusal; repeatable)");
     add.option("--secret-env", text.secret_env,
-               "NAME@HOST[,HOST...]: the command sees a stand-in of the same length in place of $NAME, and sbx's "
-               "proxy puts the real value back in what the command sends over TLS to those hosts only; NAME "
-               "alone: $NAME is unset in the sandbox (repeatable)");
+               "Give the command a stand-in for $NAME, put back as the real value only in what it sends over TLS "
+               "to HOSTs (NAME@HOST[,HOST...]); NAME alone unsets it in the sandbox (repeatable)");
     add.option("--secret-file", text.secret_file,
-               "PATH@HOST[,HOST...]: the command reads PATH with a stand-in in place of its content (the "
-               "policy's extract key masks a part), put back as --secret-env does; PATH alone: PATH is denied "
-               "(repeatable)");
+               "Give the command a copy of PATH with a stand-in for its secret, put back as --secret-env's "
+               "(PATH@HOST[,HOST...]; the policy's extract key masks a part); PATH alone denies it (repeatable)");
     add.option("--tls-passthrough", text.tls_passthrough,
                "Never terminate TLS to this host (a client that pins its certificate): no secret reaches it "
                "(same patterns as --allow-domain; repeatable)");

@@ -161,7 +161,7 @@ std::vector<std::string> widenings(const CanonicalPolicy& base, const CanonicalP
     if (combined.allow_unprotected && !base.allow_unprotected) out.push_back("allow_unprotected true");
     if (combined.git_write && !base.git_write) out.push_back("git_write true");
     // A masked secret has sbx send the real value to its hosts, even where
-    // the command would not have it (--clean-env): a widening unless the
+    // the command would not have it (--clear-env): a widening unless the
     // policy without this layer masks it already for those hosts.
     for (const auto& s : combined.secrets) {
         if (!s.masked()) continue;
