@@ -69,6 +69,11 @@ constexpr const char* kHelp =
     "  --learn-reads                 with --learn, the policy need not read every file:\n"
     "                                the view reads them all, and each file opened and\n"
     "                                program run that the policy cannot read is recorded\n"
+    "  --mask-file N:PATH            (repeatable) show what descriptor N holds (read\n"
+    "                                to its end, at most 1 MiB) in place of the file\n"
+    "                                PATH, read-only (sbx's masked secrets; a hard\n"
+    "                                link elsewhere still shows the file: sbx refuses\n"
+    "                                such files)\n"
     "  --proxy-fd N                  with allow_domains (network limited), or --learn\n"
     "                                under network limited: send the listening socket\n"
     "                                of 127.0.0.1:3128 in the sandbox's network to\n"
@@ -96,6 +101,19 @@ int descriptor(const std::string& text, std::string_view option) {
     return fd;
 }
 
+// --mask-file N:PATH: a descriptor of 3 or more, an absolute PATH (after the
+// first ':'), at most kMaxMaskFiles of them.
+constexpr std::size_t kMaxMaskFiles = 64;
+std::pair<int, std::string> mask_file(const std::string& value, std::size_t before) {
+    if (before >= kMaxMaskFiles) usage_error("--mask-file: more than 64");
+    const auto colon = value.find(':');
+    if (colon == std::string::npos) usage_error("--mask-file: '" + value + "' is not N:PATH");
+    std::string path = value.substr(colon + 1);
+    if (path.empty() || path.front() != '/' || path.find('\0') != std::string::npos)
+        usage_error("--mask-file: '" + path + "' is not an absolute path");
+    return {descriptor(value.substr(0, colon), "--mask-file"), std::move(path)};
+}
+
 // The options of CODEX-HELPER.md section 2, and what each does here.
 enum class Opt {
     PolicyCwd,
@@ -114,6 +132,7 @@ enum class Opt {
     PrivateTerminal,
     Learn,
     LearnReads,
+    MaskFile,
     Help,
     InnerStage,
 };
@@ -139,6 +158,7 @@ constexpr OptionSpec kOptions[] = {
     {option::kPrivateTerminal, Opt::PrivateTerminal, false},
     {option::kLearn, Opt::Learn, false},
     {option::kLearnReads, Opt::LearnReads, false},
+    {option::kMaskFile, Opt::MaskFile, true},
     {"--help", Opt::Help, false},
     {"-h", Opt::Help, false},
     // Codex's helper runs itself again inside its sandbox with these.
@@ -188,8 +208,9 @@ Args parse_args(int argc, char** argv) {
             if (i + 1 >= argc) usage_error(std::string(name) + " needs a value");
             value = std::string(argv[++i]);
         }
-        if (std::find(seen.begin(), seen.end(), spec->name) != seen.end() || (spec->opt == Opt::PolicyCwd && cwd) ||
-            (spec->opt == Opt::SandboxPolicy && args.policy_json))
+        const bool repeatable = spec->opt == Opt::MaskFile;
+        if ((!repeatable && std::find(seen.begin(), seen.end(), spec->name) != seen.end()) ||
+            (spec->opt == Opt::PolicyCwd && cwd) || (spec->opt == Opt::SandboxPolicy && args.policy_json))
             usage_error(std::string(name) + " given more than once");
         seen.push_back(spec->name);
         switch (spec->opt) {
@@ -209,6 +230,7 @@ Args parse_args(int argc, char** argv) {
             case Opt::PrivateTerminal: args.private_terminal = true; break;
             case Opt::Learn: args.learn = true; break;
             case Opt::LearnReads: args.learn_reads = true; break;
+            case Opt::MaskFile: args.mask_files.push_back(mask_file(*value, args.mask_files.size())); break;
             case Opt::Help: write_all(STDOUT_FILENO, help_text()); std::exit(0);
             case Opt::ManagedNetwork: args.managed_network = parse_managed_network(*value); break;
             case Opt::TransparentTcp: args.transparent_tcp = true; break;

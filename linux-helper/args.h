@@ -7,13 +7,14 @@
 //   codex-linux-sandbox DIR JSON -- CMD...
 //
 // The first is Codex 0.169's, the others the older forms; sbx adds options of
-// its own (--status-fd, --record-*, --private-terminal, --proxy-fd).  The
+// its own (--status-fd, --record-*, --private-terminal, --proxy-fd, --mask-file).  The
 // names are wire/helper_wire.h's, which sbx writes them with.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "managed_network.h"
@@ -35,7 +36,9 @@ struct Args {
     bool private_terminal = false;                  // --private-terminal (inherited_fds.h)
     bool learn = false;                             // --learn (learn_view.h)
     bool learn_reads = false;                       // --learn-reads (recorder.h)
-    char** command = nullptr;                       // argv-style, null-terminated
+    // --mask-file N:PATH, repeatable (file_mask.h): sbx's masked secrets.
+    std::vector<std::pair<int, std::string>> mask_files;
+    char** command = nullptr;  // argv-style, null-terminated
 };
 
 // Options in any order, "--flag value" or "--flag=value", each at most once;

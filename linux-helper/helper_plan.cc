@@ -103,6 +103,14 @@ HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHos
     }
     plan.no_proc = args.no_proc;
     plan.proxy_fd = args.proxy_fd;
+    // A masked file is a mount of pid 1's view: there must be one, and not
+    // the learning view (whose layer would take the writes to it).
+    if (!args.mask_files.empty() && (!plan.filesystem || !plan.pid1 || plan.learn))
+        usage_error(std::string("--mask-file: ") +
+                    (plan.learn
+                         ? "a learning run shows the host's files as they are"
+                         : "the policy has no filesystem view (read-only or workspace-write) to mask a file in"));
+    plan.mask_files = args.mask_files;
     // Under --managed-network no UNIX socket is bound to a path, as in
     // Codex's helper (a host process could connect to it), unless every UNIX
     // socket is allowed.

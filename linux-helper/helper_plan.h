@@ -48,6 +48,9 @@ struct HelperPlan {
     // --managed-network's dangerouslyAllowAllUnixSockets: the host's pathname
     // UNIX sockets reachable (network.h UnixMediator).
     bool host_unix_sockets = false;
+    // --mask-file (file_mask.h): the descriptors and the paths they cover,
+    // in pid 1's view.
+    std::vector<std::pair<int, std::string>> mask_files;
     // The command's layers under pid 1 (where it has none, ProcessLayers{}).
     ProcessLayers layers;
 };

@@ -21,6 +21,7 @@
 
 #include "args.h"
 #include "cgroup.h"
+#include "file_mask.h"
 #include "helper_plan.h"
 #include "host_watch.h"
 #include "inherited_fds.h"
@@ -111,7 +112,12 @@ std::vector<std::string> covered_paths(const CanonicalPolicy& policy, const Prot
 class Sandbox {
 public:
     Sandbox(const HelperPlan& plan, Services& services, const std::string& cwd)
-        : plan_(plan), services_(services), cwd_(cwd), uid_(::geteuid()), gid_(::getegid()) {
+        : plan_(plan),
+          services_(services),
+          cwd_(cwd),
+          uid_(::geteuid()),
+          gid_(::getegid()),
+          masks_(read_file_masks(plan.mask_files)) {
         // The process count: a pids cgroup for root, RLIMIT_NPROC in the
         // user namespace for everyone else (rlimits.h, cgroup.h).
         if (plan.pids_cgroup) pids_.emplace(*plan.policy.limits.processes);
@@ -141,6 +147,9 @@ public:
             services_.transparent->bind_resolver();
             TransparentTcp::install_resolv_conf();
         }
+        for (const auto& m : masks_)
+            mount_content_over(m.path, m.content, "mask file",
+                               "mask only a file the policy shows (an existing regular file, not denied)");
         if (plan_.proxy_fd) hand_out_proxy_listener(*plan_.proxy_fd, net::kProxyPort);
         if (services_.bridge) hand_out_bridge_listeners(services_.bridge->sandbox_channel(), services_.bridge->ports());
     }
@@ -199,7 +208,8 @@ private:
     std::optional<ProtectedPaths> protect_;
     std::optional<HostWatch> host_watch_;
     std::optional<OutputRelays> relays_;
-    std::vector<GitView> git_views_;  // in pid 1: those of --git-write, written back at the end
+    std::vector<GitView> git_views_;     // in pid 1: those of --git-write, written back at the end
+    const std::vector<FileMask> masks_;  // --mask-file's contents, read on the host at once
 };
 
 // The sandbox in namespaces of its own, under a pid 1 of the helper's: ends
@@ -237,6 +247,9 @@ void without_user_namespaces(const HelperPlan& plan, const Status& status) {
              fix_userns + ", or use --network restricted");
     if (plan.learn)
         fail("namespaces", "user namespaces are unavailable, so a learning run has no throwaway layer for its writes",
+             fix_userns);
+    if (!plan.mask_files.empty())
+        fail("namespaces", "user namespaces are unavailable, so a masked file cannot be shown in place of the real one",
              fix_userns);
     if (!plan.filesystem) {  // external-sandbox below Landlock ABI 6
         const std::string not_scoped =

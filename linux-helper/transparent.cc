@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "file_mask.h"
 #include "step_error.h"
 
 namespace sbx::helper {
@@ -357,38 +358,8 @@ void TransparentTcp::bind_resolver() {
 }
 
 void TransparentTcp::install_resolv_conf() {
-    const std::string fix = "give the policy read access to /etc/resolv.conf (and to the file it links to)";
-    char real[PATH_MAX];
-    struct stat st {};
-    if (::realpath("/etc/resolv.conf", real) == nullptr || ::stat(real, &st) != 0 || !S_ISREG(st.st_mode))
-        fail(kStep, "the sandbox's view has no /etc/resolv.conf file to replace", fix);
-    Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "4k", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
-        fail_errno(kStep, "creating the tmpfs of /etc/resolv.conf", "the kernel needs fsopen (Linux 5.2 or later)");
-    Fd mount(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!mount.valid()) fail_errno(kStep, "fsmount of the tmpfs of /etc/resolv.conf");
-    {
-        Fd file(::openat(mount.get(), "resolv.conf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-        if (!file.valid() ||
-            !write_all(file.get(), "# sbx: the sandbox's resolver (transparent TCP)\nnameserver 127.0.0.53\n"))
-            fail_errno(kStep, "writing the sandbox's /etc/resolv.conf");
-    }
-    mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
-    if (::mount_setattr(mount.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
-        fail_errno(kStep, "making the sandbox's /etc/resolv.conf read-only");
-    // Kernels before 6.15 clone no detached mount: attached on /proc for the
-    // clone of the file, then gone again (pid 1 made /proc already).
-    if (::move_mount(mount.get(), "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) != 0)
-        fail_errno(kStep, "attaching the tmpfs of /etc/resolv.conf");
-    Fd file(::open_tree(AT_FDCWD, "/proc/resolv.conf", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
-    const int saved = errno;
-    if (::umount2("/proc", MNT_DETACH | UMOUNT_NOFOLLOW) != 0) fail_errno(kStep, "detaching the tmpfs from /proc");
-    if (!file.valid()) fail_errno(kStep, "open_tree of the sandbox's /etc/resolv.conf", {}, saved);
-    if (::move_mount(file.get(), "", AT_FDCWD, real, MOVE_MOUNT_F_EMPTY_PATH) != 0)
-        fail_errno(kStep, std::string("mounting the sandbox's resolv.conf over ") + real);
+    mount_content_over("/etc/resolv.conf", "# sbx: the sandbox's resolver (transparent TCP)\nnameserver 127.0.0.53\n",
+                       kStep, "give the policy read access to /etc/resolv.conf (and to the file it links to)");
 }
 
 void TransparentTcp::serve_resolver() {

@@ -28,6 +28,7 @@ inline constexpr char kProxyFd[] = "--proxy-fd";
 inline constexpr char kPrivateTerminal[] = "--private-terminal";
 inline constexpr char kLearn[] = "--learn";
 inline constexpr char kLearnReads[] = "--learn-reads";
+inline constexpr char kMaskFile[] = "--mask-file";
 }  // namespace option
 
 // The status lines: one JSON object each, {KIND: DETAIL}.

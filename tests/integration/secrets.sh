@@ -25,9 +25,14 @@ printf 'registry=https://registry.npmjs.org/\n//secret.test/:_authToken=%s\n' "$
 chmod 600 "$HOME/.npmrc"
 cp "$HOME/.npmrc" "$d/npmrc.before"
 export GH_TOKEN=$real AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY
+# The file's token alone (extract): a policy file, the flags' counterpart
+# (a document is checked alone, so it allows its secret's host itself).
+cat >"$d/secrets.json" <<'JSON'
+{"allow_domains": ["secret.test"], "secrets": [{"file": "~/.npmrc", "hosts": ["secret.test"], "extract": "_authToken=(\\S+)"}]}
+JSON
 masked=(-p workspace-write --stdin null --allow-domain secret.test --allow-domain other.test
     --allow-domain 203.0.113.7 --secret-env GH_TOKEN@secret.test
-    --secret-file "$HOME/.npmrc@secret.test" --secret-env AWS_SECRET_ACCESS_KEY)
+    --policy-file "$d/secrets.json" --secret-env AWS_SECRET_ACCESS_KEY)
 
 # What the sandbox shows: the variable, every environment and command line
 # it can read, the masked file, the real file by other names.
@@ -62,6 +67,15 @@ not_ok "... and are gone after the run" test -e "$ca_dir"
 "$SBX" run "${masked[@]}" -w "$HOME" -- sh -c 'echo x >"$HOME/.npmrc"' 2>/dev/null
 ok "the masked file cannot be written inside a writable root" test $? -ne 0
 ok "... and the host's file is unchanged" cmp "$HOME/.npmrc" "$d/npmrc.before"
+
+# Without extract the whole file (less its final newline) is the secret.
+printf 'tok_WHOLEFILEVALUE42\n' >"$d/token"
+out=$("$SBX" run -p workspace-write --stdin null --allow-domain secret.test --secret-file "$d/token@secret.test" \
+    -- cat "$d/token" 2>&1)
+case $out in
+    tok_* | *$'\n'*) _tap_result fail "--secret-file without extract: the whole token a stand-in" "$out" ;;
+    *) is "--secret-file without extract: the whole token a stand-in" 20 "${#out}" ;;
+esac
 
 # A withheld file is denied.
 out=$("$SBX" run -p workspace-write --stdin null --secret-file "$HOME/.npmrc" -- cat "$HOME/.npmrc" 2>&1)

@@ -232,3 +232,23 @@ TEST_CASE("helper wire: what is not enforced, the denials and the omitted count 
     CHECK(!s.error);
     CHECK(!s.exec);
 }
+
+TEST_CASE("helper wire: --mask-file N:PATH, repeatable; bad ones refused") {
+    auto parse = [](std::vector<std::string> words) {
+        words.insert(words.begin(), {"codex-linux-sandbox", "--sandbox-policy-cwd", "/w", "--sandbox-policy", "{}"});
+        words.insert(words.end(), {"--", "true"});
+        std::vector<char*> pointers;
+        for (auto& word : words) pointers.push_back(word.data());
+        pointers.push_back(nullptr);
+        return helper::parse_args(static_cast<int>(words.size()), pointers.data()).mask_files;
+    };
+    CHECK(parse({"--mask-file", "5:/home/u/.npmrc", "--mask-file=6:/a:b/c"}) ==
+          std::vector<std::pair<int, std::string>>{{5, "/home/u/.npmrc"}, {6, "/a:b/c"}});
+    CHECK_THROWS_WITH(parse({"--mask-file", "5"}), Catch::Contains("is not N:PATH"));
+    CHECK_THROWS_WITH(parse({"--mask-file", "5:rel/path"}), Catch::Contains("is not an absolute path"));
+    CHECK_THROWS_WITH(parse({"--mask-file", "1:/x"}), Catch::Contains("descriptor number of 3 or more"));
+    CHECK_THROWS_WITH(parse({"--mask-file", "x:/x"}), Catch::Contains("descriptor number"));
+    std::vector<std::string> many;
+    for (int i = 0; i < 65; ++i) many.insert(many.end(), {"--mask-file", "5:/x"});
+    CHECK_THROWS_WITH(parse(many), Catch::Contains("more than 64"));
+}
