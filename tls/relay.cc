@@ -98,25 +98,31 @@ Ssl to_command(const Connection& c, const Contexts& ctx, EphemeralCa& ca) {
     return s;
 }
 
-// One direction: read from `from`, replace, write to `to`.
+// One direction: read from `from` into the end of buf, replace in place,
+// write to `to` from its start.  buf[sent, ready) is final and not yet
+// written; buf[ready, end) a held prefix.
 struct Leg {
     SSL* from;
     SSL* to;
     int from_fd, to_fd;
     Substituter sub;
-    std::string out;
+    std::string buf{};
+    std::size_t sent = 0, ready = 0;
     bool eof = false, closed = false;
     short read_wait = 0, write_wait = 0;  // POLLIN/POLLOUT on from_fd / to_fd; 0: none
+    bool holding() const { return ready < buf.size(); }
 };
 
 enum class Step { Progress, Waiting, Failed };
 
 Step read_some(Leg& l) {
-    if (l.eof || l.out.size() >= kMaxPending) return Step::Waiting;
-    std::array<char, kRecord> buf;
-    const int n = SSL_read(l.from, buf.data(), buf.size());
+    if (l.eof || l.buf.size() - l.sent >= kMaxPending) return Step::Waiting;
+    const std::size_t old = l.buf.size();
+    l.buf.resize(old + kRecord);
+    const int n = SSL_read(l.from, l.buf.data() + old, kRecord);
+    l.buf.resize(old + static_cast<std::size_t>(std::max(n, 0)));
     if (n > 0) {
-        l.out += l.sub.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+        l.ready = l.sub.scan(l.buf, l.ready);
         return Step::Progress;
     }
     const int e = SSL_get_error(l.from, n);
@@ -126,13 +132,13 @@ Step read_some(Leg& l) {
     }
     ERR_clear_error();
     l.eof = true;  // close_notify, or the end of the stream
-    l.out += l.sub.flush();
+    l.ready = l.buf.size();
     return Step::Progress;
 }
 
 Step write_some(Leg& l) {
-    if (l.out.empty()) {
-        if (l.eof && !l.closed) {
+    if (l.sent == l.ready) {
+        if (l.eof && !l.closed && !l.holding()) {
             SSL_shutdown(l.to);  // close_notify: this direction is done
             ERR_clear_error();
             l.closed = true;
@@ -140,9 +146,13 @@ Step write_some(Leg& l) {
         }
         return Step::Waiting;
     }
-    const int n = SSL_write(l.to, l.out.data(), static_cast<int>(std::min(l.out.size(), kRecord)));
+    const int n = SSL_write(l.to, l.buf.data() + l.sent, static_cast<int>(std::min(l.ready - l.sent, kRecord)));
     if (n > 0) {
-        l.out.erase(0, static_cast<std::size_t>(n));
+        l.sent += static_cast<std::size_t>(n);
+        if (l.sent == l.ready) {  // only the held prefix moves
+            l.buf.erase(0, l.sent);
+            l.ready = l.sent = 0;
+        }
         return Step::Progress;
     }
     const int e = SSL_get_error(l.to, n);
@@ -172,13 +182,13 @@ void relay(Leg (&legs)[2], int stop) {
         for (Leg& l : legs) {
             if (l.read_wait) p[n++] = {l.from_fd, l.read_wait, 0};
             if (l.write_wait) p[n++] = {l.to_fd, l.write_wait, 0};
-            holding = holding || l.sub.holding();
+            holding = holding || l.holding();
         }
         const int ready = ::poll(p, n, holding ? kQuietFlushMs : -1);
         if (ready < 0 && errno != EINTR) return;
         if (p[0].revents) return;
         if (ready == 0)
-            for (Leg& l : legs) l.out += l.sub.flush();
+            for (Leg& l : legs) l.ready = l.buf.size();  // quiet: the held prefix goes as it is
     }
 }
 
@@ -216,8 +226,8 @@ void serve(Connection c, const Contexts& ctx, EphemeralCa& ca, int stop) {
         if (host && command) {
             make_nonblocking(c.command);
             make_nonblocking(c.upstream);
-            Leg legs[2] = {{command.get(), host.get(), c.command, c.upstream, Substituter(c.outbound), {}},
-                           {host.get(), command.get(), c.upstream, c.command, Substituter(c.inbound), {}}};
+            Leg legs[2] = {{command.get(), host.get(), c.command, c.upstream, Substituter(c.outbound)},
+                           {host.get(), command.get(), c.upstream, c.command, Substituter(c.inbound)}};
             relay(legs, stop);
         }
     }

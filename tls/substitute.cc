@@ -10,25 +10,27 @@ Substituter::Substituter(std::vector<std::pair<std::string, std::string>> pairs)
     for (const auto& p : pairs_) longest_ = std::max(longest_, p.first.size());
 }
 
+std::size_t Substituter::scan(std::string& buf, std::size_t start) const {
+    for (const auto& [from, to] : pairs_)
+        for (auto at = buf.find(from, start); at != std::string::npos; at = buf.find(from, at + from.size()))
+            std::memcpy(buf.data() + at, to.data(), to.size());
+    // The longest suffix after start that is a proper prefix of some `from`.
+    const std::size_t most = std::min(buf.size() - std::min(start, buf.size()), longest_ > 0 ? longest_ - 1 : 0);
+    for (std::size_t n = most; n > 0; --n) {
+        const std::string_view tail = std::string_view(buf).substr(buf.size() - n);
+        for (const auto& p : pairs_)
+            if (p.first.size() > n && std::string_view(p.first).starts_with(tail)) return buf.size() - n;
+    }
+    return buf.size();
+}
+
 std::string Substituter::feed(std::string_view chunk) {
     std::string text = std::move(held_);
     held_.clear();
     text.append(chunk);
-    for (const auto& [from, to] : pairs_)
-        for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + from.size()))
-            std::memcpy(text.data() + at, to.data(), to.size());
-    // The longest suffix that is a proper prefix of some `from`.
-    std::size_t hold = 0;
-    for (std::size_t n = std::min(text.size(), longest_ - (longest_ > 0 ? 1 : 0)); n > 0 && hold == 0; --n) {
-        const std::string_view tail = std::string_view(text).substr(text.size() - n);
-        for (const auto& p : pairs_)
-            if (p.first.size() > n && std::string_view(p.first).starts_with(tail)) {
-                hold = n;
-                break;
-            }
-    }
-    held_.assign(text, text.size() - hold, hold);
-    text.resize(text.size() - hold);
+    const std::size_t ready = scan(text, 0);
+    held_.assign(text, ready, std::string::npos);
+    text.resize(ready);
     return text;
 }
 

@@ -250,9 +250,10 @@ void RunSecrets::apply(ExecPlan& plan, SuperviseOptions& opt, AttemptSecrets& he
             throw Error(
                 fmt::format("--env {}: {} is a masked secret, whose stand-in the command gets; drop one", name, name));
         if (std::find(plan.env_remove.begin(), plan.env_remove.end(), name) != plan.env_remove.end())
-            throw Error(fmt::format("--unset-env {}: {} is a masked secret, whose stand-in the command gets; drop "
-                                    "one (withhold it with no @HOST)",
-                                    name, name));
+            throw Error(
+                fmt::format("--unset-env {}: {} is a masked secret, whose stand-in the command gets; drop "
+                            "one (withhold it with no @HOST)",
+                            name, name));
         plan.env_add[name] = sentinel;
     }
     for (const auto& name : prepared_.unset) {

@@ -248,8 +248,7 @@ TEST_CASE("helper plan: --mask-file needs the filesystem view, and not the learn
     a.mask_files = {{5, "/work/repo/.npmrc"}};
     CHECK(plan_helper(a, resolved(Mode::WorkspaceWrite), host()).mask_files == a.mask_files);
     CHECK(plan_helper(a, resolved(Mode::ReadOnly), host()).mask_files == a.mask_files);
-    CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::ExternalSandbox), host()),
-                      Catch::Contains("no filesystem view"));
+    CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::ExternalSandbox), host()), Catch::Contains("no filesystem view"));
     a.learn = true;
     CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::WorkspaceWrite), host()), Catch::Contains("learning run"));
 }
