@@ -152,10 +152,14 @@ echo "bound: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} -- sh -c "\$ge
 echo "other: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} -- sh -c "\$get" other.test 2>&1)"
 echo "passthrough: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} --tls-passthrough secret.test -- sh -c "\$get" secret.test 2>&1 | head -c 300)"
 echo "untrusted: \$("$SBX" run ${masked[*]} -- sh -c "\$get" secret.test 2>&1 | head -c 300)"
+# No proxy variables, and no /etc/hosts (which names the test's address): the
+# name goes to the sandbox's resolver, the connect through transparent TCP.
+echo "transparent: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} --deny /etc/hosts -- env -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY sh -c "\$get" secret.test 2>&1)"
 kill %1
 SH
     out=$(unshare -n -m bash "$d/netns.sh" 2>&1)
     printf '%s\n' "$out" | sed 's/^/# /'
+    cat "$d/received" | sed "s/^/# received: /"
     received=$(cat "$d/received" 2>/dev/null)
     ok "the bound host received the real values, in the header" \
         grep -qF "secret.test:$(cat "$d/port") Bearer $real $npm_real" "$d/received"
@@ -167,7 +171,13 @@ SH
     esac
     ok "another allowed host received the stand-ins" grep -qE "^other.test:[0-9]+ Bearer [A-Za-z0-9]{${#real}} [A-Za-z0-9]{${#npm_real}}\$" "$d/received"
     n_real=$(grep -cF "$real" "$d/received")
-    is "the real value reached the bound host once, nothing else" 1 "$n_real"
+    is "the real value reached the bound host twice (proxy variables, transparent TCP), nothing else" 2 "$n_real"
+    transparent_line=$(printf '%s\n' "$out" | grep '^transparent: ')
+    case $transparent_line in
+        "transparent: received: Bearer "*"$real"*) _tap_result fail "transparent TCP (no proxy variables): terminated too, stand-ins echoed" "$transparent_line" ;;
+        "transparent: received: Bearer "*) _tap_result ok "transparent TCP (no proxy variables): terminated too, stand-ins echoed" ;;
+        *) _tap_result fail "transparent TCP (no proxy variables): terminated too, stand-ins echoed" "$transparent_line" ;;
+    esac
     # Not terminated: the command's own TLS reaches the host (whose CA its
     # bundle holds here), with the stand-ins.
     ok "--tls-passthrough: the bound host, not terminated, received the stand-ins" \
@@ -176,11 +186,12 @@ SH
         *"received"*) _tap_result fail "a host sbx-tls does not trust gets nothing" "$out" ;;
         *) _tap_result ok "a host sbx-tls does not trust gets nothing" ;;
     esac
-    is "... (the server saw three requests: bound, other, passthrough)" 3 "$(wc -l <"$d/received")"
+    is "... (the server saw four requests: bound, other, passthrough, transparent)" 4 "$(wc -l <"$d/received")"
 else
     for c in "the bound host received the real values" "... echoed back as stand-ins" \
-        "another allowed host received the stand-ins" "the real value reached the bound host once" \
-        "--tls-passthrough" "a host sbx-tls does not trust gets nothing" "... three requests"; do
+        "another allowed host received the stand-ins" "the real value reached the bound host twice" \
+        "transparent TCP: terminated too" \
+        "--tls-passthrough" "a host sbx-tls does not trust gets nothing" "... four requests"; do
         skip "$c" "needs root (unshare -n -m for a network namespace of the test's), ip, openssl, curl and python3"
     done
 fi
