@@ -109,7 +109,7 @@ public:
         EventChunkers chunkers;
         SuperviseOptions opt = supervise_options(a.plan, chunkers);
         AttemptSecrets secrets;  // outlives the proxy, which hands connections to its sbx-tls
-        if (secrets_ && a.plan.sandbox == SandboxKind::Linux) secrets_->apply(a.plan, opt, secrets);
+        if (secrets_ && a.sandboxed) secrets_->apply(a.plan, opt, secrets);
         std::optional<net::AllowlistProxy> proxy;
         std::vector<net::ProxyDenial> let_through;  // a learning run's connections the policy refuses
         start_proxy(a.plan, proxy, opt, let_through, secrets_ ? secrets_->terminator(secrets) : net::Terminator{});

@@ -86,7 +86,7 @@ public:
     // "" unless a secret is masked.
     const std::string& ca_dir() const { return ca_dir_; }
 
-    // A sandboxed attempt of the Linux helper: the sentinels and the withheld
+    // A sandboxed attempt (a masked secret: the Linux helper's): the sentinels and the withheld
     // variables in its environment, --mask-file for each masked file (its
     // content passed in opt.pass_fds), and, where a secret is masked, sbx-tls
     // started and the CA's files written, named by SSL_CERT_FILE and the
