@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <regex>
 
@@ -177,7 +178,8 @@ std::string make_ca_dir(const CanonicalPolicy& p) {
 // content in an unlinked file of dir, read from its start.
 Fd anonymous_file(const std::string& dir, const std::string& content) {
     std::string name = dir + "/mask-XXXXXX";
-    Fd fd(::mkostemp(name.data(), O_CLOEXEC));
+    Fd fd(::mkstemp(name.data()));  // POSIX (mkostemp is not everywhere)
+    if (fd.valid()) ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
     if (!fd.valid()) throw Error(fmt::format("secrets: cannot make a file in {}: {}", dir, std::strerror(errno)));
     ::unlink(name.c_str());
     std::string_view rest = content;
