@@ -49,12 +49,12 @@ void sign(X509* x, EVP_PKEY* signer) {
     if (X509_sign(x, signer, EVP_sha256()) <= 0) fail("cannot sign");
 }
 
+}  // namespace
+
 bool ip_literal(const std::string& host) {
     unsigned char buf[16];
     return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
-
-}  // namespace
 
 EphemeralCa::EphemeralCa() : key_(p256()), leaf_key_(p256()) {
     cert_ = make_cert(key_.get(), "sbx ephemeral CA", nullptr);

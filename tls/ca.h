@@ -22,6 +22,10 @@ struct X509Free {
 using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
 using Cert = std::unique_ptr<X509, X509Free>;
 
+// Whether host is an IPv4 or IPv6 literal (a leaf's SAN is then IP:, and
+// the host's side verifies an address, not a name).
+bool ip_literal(const std::string& host);
+
 class EphemeralCa {
 public:
     EphemeralCa();  // throws std::runtime_error

@@ -1,6 +1,5 @@
 #include "relay.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
@@ -60,16 +59,11 @@ void timeouts(int fd, int seconds) {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof t);
 }
 
-bool is_ip(const std::string& host) {
-    unsigned char buf[16];
-    return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
-}
-
 // The host's side: connected and verified, or nullptr (said).
 Ssl to_host(const Connection& c, const Contexts& ctx) {
     Ssl s(SSL_new(ctx.client));
     if (!s || SSL_set_fd(s.get(), c.upstream) != 1) return nullptr;
-    if (is_ip(c.host)) {
+    if (ip_literal(c.host)) {
         X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s.get()), c.host.c_str());
     } else {
         SSL_set_tlsext_host_name(s.get(), c.host.c_str());
