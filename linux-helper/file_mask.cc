@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,10 +11,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <utility>
 
 #include "mount_ops.h"
 #include "step_error.h"
 #include "util/fd.h"
+#include "util/path.h"
 
 namespace sbx::helper {
 
@@ -43,7 +46,15 @@ std::vector<FileMask> read_file_masks(const std::vector<std::pair<int, std::stri
         for (;;) {
             const ssize_t n = ::read(in.get(), chunk, sizeof chunk);
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0) fail_errno(kStep, "reading the content of " + path + " from descriptor " + std::to_string(fd));
+            if (n < 0 && errno == EAGAIN) {  // a non-blocking pipe: wait for its writer
+                pollfd ready{in.get(), POLLIN, 0};
+                ::poll(&ready, 1, -1);
+                continue;
+            }
+            if (n < 0)
+                fail_errno(kStep, "reading the content of " + path + " from descriptor " + std::to_string(fd),
+                           "open descriptor " + std::to_string(fd) + " on the content (" + std::to_string(fd) +
+                               "<FILE) before starting the helper");
             if (n == 0) break;
             content.append(chunk, static_cast<std::size_t>(n));
             if (content.size() > kMaxMask) fail(kStep, "the content for " + path + " is larger than 1 MiB");
@@ -51,6 +62,26 @@ std::vector<FileMask> read_file_masks(const std::vector<std::pair<int, std::stri
         out.push_back({path, std::move(content)});
     }
     return out;
+}
+
+void install_masks(const std::vector<FileMask>& masks, const CanonicalPolicy& policy) {
+    const std::string fix = "mask only a file the policy lets the command read (an existing regular file, not denied)";
+    std::vector<std::pair<dev_t, std::string>> made;  // each mask's tmpfs, and the path it was made for
+    for (const auto& m : masks) {
+        char real[PATH_MAX];
+        struct stat st {};
+        if (::realpath(m.path.c_str(), real) == nullptr || ::stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+            fail(kStep, "the sandbox's view has no file " + m.path + " to show in its place", fix);
+        if (path_within(real, "/proc")) fail(kStep, m.path + " lies under /proc, the kernel's files", fix);
+        const auto access = decide_path(policy, real).access;
+        if (!access || *access == FsAccess::Deny)
+            fail(kStep, m.path + ": the policy does not let the command read it", fix);
+        for (const auto& [dev, earlier] : made)
+            if (dev == st.st_dev) fail(kStep, m.path + " is the file masked for " + earlier, "give each file once");
+        mount_content_over(real, m.content, kStep, fix);
+        if (::stat(real, &st) != 0) fail_errno(kStep, "stat of the masked file " + m.path);
+        made.emplace_back(st.st_dev, m.path);
+    }
 }
 
 void mount_content_over(const std::string& path, std::string_view content, std::string_view step,
@@ -68,7 +99,12 @@ void mount_content_over(const std::string& path, std::string_view content, std::
     Fd mount(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
     if (!mount.valid()) fail_errno(step, "fsmount of the tmpfs for " + path);
     {
-        Fd file(::openat(mount.get(), "file", O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+        // The real file's permissions (a tool that checks its credentials
+        // file is private still finds it so); the mount, read-only, refuses
+        // writes with EROFS as the rest of the view does.
+        Fd file(::openat(mount.get(), "file", O_CREAT | O_WRONLY | O_CLOEXEC, 0));
+        if (file.valid() && ::fchmod(file.get(), st.st_mode & 0777) != 0)
+            fail_errno(step, "setting the mode of the content for " + path);
         if (!file.valid() || !write_all_to(file.get(), content)) fail_errno(step, "writing the content for " + path);
     }
     mount_attr attr{};

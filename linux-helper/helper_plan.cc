@@ -1,5 +1,6 @@
 #include "helper_plan.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "managed_network.h"
@@ -110,6 +111,20 @@ HelperPlan plan_helper(const Args& args, CanonicalPolicy policy, const HelperHos
                     (plan.learn
                          ? "a learning run shows the host's files as they are"
                          : "the policy has no filesystem view (read-only or workspace-write) to mask a file in"));
+    // Each descriptor is read to its end and closed once: none twice, none
+    // of the helper's own channels; each path covered once.
+    for (auto it = args.mask_files.begin(); it != args.mask_files.end(); ++it) {
+        const auto earlier = [&](auto same) { return std::any_of(args.mask_files.begin(), it, same); };
+        const std::string fd = std::to_string(it->first);
+        if (it->first == args.status_fd || it->first == args.proxy_fd)
+            usage_error("--mask-file: descriptor " + fd +
+                        " is --status-fd's or --proxy-fd's; give the content on another");
+        if (earlier([&](const auto& m) { return m.first == it->first; }))
+            usage_error("--mask-file: descriptor " + fd +
+                        " is given twice (each is read to its end); give each its own");
+        if (earlier([&](const auto& m) { return m.second == it->second; }))
+            usage_error("--mask-file: " + it->second + " is given twice; give each path once");
+    }
     plan.mask_files = args.mask_files;
     // Under --managed-network no UNIX socket is bound to a path, as in
     // Codex's helper (a host process could connect to it), unless every UNIX

@@ -147,9 +147,7 @@ public:
             services_.transparent->bind_resolver();
             TransparentTcp::install_resolv_conf();
         }
-        for (const auto& m : masks_)
-            mount_content_over(m.path, m.content, "mask file",
-                               "mask only a file the policy shows (an existing regular file, not denied)");
+        install_masks(masks_, plan_.policy);
         if (plan_.proxy_fd) hand_out_proxy_listener(*plan_.proxy_fd, net::kProxyPort);
         if (services_.bridge) hand_out_bridge_listeners(services_.bridge->sandbox_channel(), services_.bridge->ports());
     }

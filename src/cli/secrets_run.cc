@@ -95,6 +95,14 @@ PreparedSecrets prepare_secrets(const CanonicalPolicy& p,
             mine.push_back(pair_of(out, *value, random, "secret env " + s.name));
             out.env[s.name] = out.pairs[static_cast<std::size_t>(mine.back())].sentinel;
         } else if (s.masked()) {
+            // A file the policy does not show needs no stand-in (and the
+            // helper could not mount one over it).
+            const auto access = decide_path(p, s.name).access;
+            if (!access || *access == FsAccess::Deny)
+                throw Error(
+                    fmt::format("secret file {}: the policy does not let the command read it, so there is "
+                                "nothing to mask; drop it, or let the command read it (--read-only {})",
+                                s.name, s.name));
             prepare_file(s, read_file(s.name), out, mine, random);
         }
         out.pairs_of.push_back(std::move(mine));

@@ -252,3 +252,19 @@ TEST_CASE("helper plan: --mask-file needs the filesystem view, and not the learn
     a.learn = true;
     CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::WorkspaceWrite), host()), Catch::Contains("learning run"));
 }
+
+TEST_CASE("helper plan: --mask-file reads each descriptor once, none of the helper's own, each path once") {
+    helper::Args a = args();
+    a.mask_files = {{5, "/work/repo/.npmrc"}, {6, "/work/repo/.netrc"}};
+    CHECK(plan_helper(a, resolved(Mode::WorkspaceWrite), host()).mask_files.size() == 2);
+    a.mask_files[1].first = 5;
+    CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::WorkspaceWrite), host()),
+                      Catch::Contains("descriptor 5 is given twice"));
+    a.mask_files[1] = {6, "/work/repo/.npmrc"};
+    CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::WorkspaceWrite), host()),
+                      Catch::Contains("/work/repo/.npmrc is given twice"));
+    a.mask_files.pop_back();
+    a.status_fd = 5;
+    CHECK_THROWS_WITH(plan_helper(a, resolved(Mode::WorkspaceWrite), host()),
+                      Catch::Contains("descriptor 5 is --status-fd's or --proxy-fd's"));
+}

@@ -29,6 +29,21 @@ std::optional<std::string> env_of(const std::string& name) {
     return std::nullopt;
 }
 
+ResolvedEntry entry(std::string path, FsAccess access) {
+    ResolvedEntry e;
+    e.path = std::move(path);
+    e.access = access;
+    e.exists = true;
+    return e;
+}
+
+// A policy whose command reads every file (a preset's :root read).
+CanonicalPolicy reading_everything() {
+    CanonicalPolicy p;
+    p.resolved = {entry("/", FsAccess::Read)};
+    return p;
+}
+
 std::string npmrc(const std::string&) {
     return "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm_SECRETSECRET\n"
            "//other/:_authToken=npm_OTHERTOKEN1\n";
@@ -47,7 +62,7 @@ TEST_CASE("a sentinel: as long as the value, letters and digits, never the value
 }
 
 TEST_CASE("prepared secrets: sentinels in the environment, withheld names, masked files") {
-    CanonicalPolicy p;
+    CanonicalPolicy p = reading_everything();
     p.secrets = {secret(Secret::Kind::Env, "GH_TOKEN", {"api.github.com"}), secret(Secret::Kind::Env, "AWS_KEY", {}),
                  secret(Secret::Kind::File, "/home/u/.npmrc", {"registry.npmjs.org"}, "_authToken=(\\S+)")};
     const PreparedSecrets out = prepare_secrets(p, env_of, npmrc, counting());
@@ -66,7 +81,7 @@ TEST_CASE("prepared secrets: sentinels in the environment, withheld names, maske
 }
 
 TEST_CASE("prepared secrets: what is refused before anything runs") {
-    CanonicalPolicy p;
+    CanonicalPolicy p = reading_everything();
     p.secrets = {secret(Secret::Kind::Env, "MISSING", {"a.com"})};
     CHECK_THAT(error_of([&] { prepare_secrets(p, env_of, npmrc, counting()); }),
                Catch::Contains("secret env MISSING: it is not set in sbx's environment"));
@@ -85,7 +100,7 @@ TEST_CASE("prepared secrets: what is refused before anything runs") {
 }
 
 TEST_CASE("the values a connection gets back: its hosts' secrets, none through a tls_passthrough host") {
-    CanonicalPolicy p;
+    CanonicalPolicy p = reading_everything();
     p.secrets = {secret(Secret::Kind::Env, "GH_TOKEN", {"api.github.com", "*.githubusercontent.com"}),
                  secret(Secret::Kind::File, "/home/u/.npmrc", {"registry.npmjs.org:443"}, "_authToken=(\\S+)")};
     const PreparedSecrets prepared = prepare_secrets(p, env_of, npmrc, counting());
@@ -98,4 +113,17 @@ TEST_CASE("the values a connection gets back: its hosts' secrets, none through a
     p.tls_passthrough = {"api.github.com"};
     CHECK(!pairs_for(p, prepared, "api.github.com", 443));
     CHECK(pairs_for(p, prepared, "raw.githubusercontent.com", 443) == std::vector<int>{0});
+}
+
+TEST_CASE("prepared secrets: a masked file the policy does not let the command read is refused") {
+    CanonicalPolicy p = reading_everything();
+    p.resolved.push_back(entry("/home/u/.npmrc", FsAccess::Deny));
+    p.secrets = {secret(Secret::Kind::File, "/home/u/.npmrc", {"registry.npmjs.org"})};
+    CHECK_THAT(error_of([&] { prepare_secrets(p, env_of, npmrc, counting()); }),
+               Catch::Contains("secret file /home/u/.npmrc: the policy does not let the command read it"));
+    p.resolved = {entry("/work", FsAccess::Write)};
+    CHECK_THAT(error_of([&] { prepare_secrets(p, env_of, npmrc, counting()); }),
+               Catch::Contains("--read-only /home/u/.npmrc"));
+    p.resolved.push_back(entry("/home/u", FsAccess::Read));
+    CHECK_NOTHROW(prepare_secrets(p, env_of, npmrc, counting()));
 }
