@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -169,12 +170,16 @@ void random_bytes(unsigned char* out, std::size_t n) {
 }
 
 // The CA's directory: where the policy does not let the command write, when
-// such a place exists ($XDG_RUNTIME_DIR), else /tmp; made 0755.
+// such a place exists ($XDG_RUNTIME_DIR, its symlinks resolved: the policy
+// decides the directory it leads to), else /tmp; made 0755.
 std::string make_ca_dir(const CanonicalPolicy& p) {
     std::string base = "/tmp";
     if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && run[0] == '/') {
+        char real[PATH_MAX];
         struct stat st {};
-        if (::stat(run, &st) == 0 && S_ISDIR(st.st_mode) && decide_path(p, run).access != FsAccess::Write) base = run;
+        if (::realpath(run, real) != nullptr && ::stat(real, &st) == 0 && S_ISDIR(st.st_mode) &&
+            decide_path(p, real).access != FsAccess::Write)
+            base = real;
     }
     std::string dir = base + "/sbx-ca-XXXXXX";
     if (::mkdtemp(dir.data()) == nullptr)

@@ -63,6 +63,19 @@ ca_dir=${ca_dir%/*}
 is "the CA's files were there for the command" "bundle.pem ca.pem" "$(tr '\n' ' ' <ca.files | sed 's/ $//')"
 not_ok "... and are gone after the run" test -e "$ca_dir"
 
+# $XDG_RUNTIME_DIR a symlink to a directory the command may write: the CA's
+# files go elsewhere (the policy decides the directory the name leads to).
+mkdir -p "$d/ws/run" && ln -sfn "$d/ws/run" "$d/runlink"
+ca=$(cd "$d/ws" && XDG_RUNTIME_DIR=$d/runlink "$SBX" run -p workspace-write --stdin null --allow-domain secret.test \
+    --secret-env GH_TOKEN@secret.test -- sh -c 'printf %s "$SSL_CERT_FILE"' 2>&1)
+case $ca in
+    /*/bundle.pem) case $ca in "$d/ws/"* | "$d/runlink/"*) _tap_result fail "the CA's files: never where the command may write, a symlinked \$XDG_RUNTIME_DIR neither" "$ca" ;;
+        *) _tap_result ok "the CA's files: never where the command may write, a symlinked \$XDG_RUNTIME_DIR neither" ;; esac ;;
+    *) _tap_result fail "the CA's files: never where the command may write, a symlinked \$XDG_RUNTIME_DIR neither" "$ca" ;;
+esac
+ok "... nothing left in that directory" test -z "$(ls -A "$d/ws/run")"
+rm -rf "$d/ws" "$d/runlink"
+
 # Writing the masked file fails, inside a writable root or not.
 "$SBX" run "${masked[@]}" -w "$HOME" -- sh -c 'echo x >"$HOME/.npmrc"' 2>/dev/null
 ok "the masked file cannot be written inside a writable root" test $? -ne 0
