@@ -2,10 +2,12 @@
 // (issue 36; docs/network.md).  sbx starts it once per attempt that masks a
 // secret (src/cli/tls_relay.h); OpenSSL never runs inside sbx itself.
 //
-// Protocol, over the AF_UNIX SOCK_SEQPACKET descriptor of --channel-fd N:
-//   sbx -> sbx-tls  {"secrets":[{"sentinel":S,"value":V},...]}   (each pair
+// Protocol: its standard input holds the configuration, read to its end (a
+// memfd of sbx's; at most 8 MiB):
+//                   {"secrets":[{"sentinel":S,"value":V},...]}   (each pair
 //                   the same length, 8 bytes or more; at most 64, each at
 //                   most 16384 bytes)
+// then over the AF_UNIX SOCK_SEQPACKET descriptor of --channel-fd N:
 //   sbx-tls -> sbx  {"ca":PEM,"trust_file":PATH}  (the ephemeral CA's
 //                   certificate; the file OpenSSL trusts here: $SSL_CERT_FILE
 //                   or its default), or {"error":TEXT} and exit 1
@@ -19,6 +21,7 @@
 //                   joined, exit 0.
 // The CA's key, the values and the connections stay in this process, which
 // is not dumpable (no ptrace, no /proc/PID/mem for the same user).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -26,6 +29,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -46,7 +50,7 @@ namespace {
 using nlohmann::json;
 using namespace sbx::tls;
 
-constexpr std::size_t kMaxMessage = 2 * 1024 * 1024;
+constexpr std::size_t kMaxMessage = 64 * 1024, kMaxConfig = 8 * 1024 * 1024;
 constexpr std::size_t kMaxSecrets = 64, kMaxValue = 16384, kMinValue = 8;
 constexpr int kMaxConnections = 64;
 
@@ -154,14 +158,33 @@ void close_all(const std::vector<int>& fds) {
     for (const int fd : fds) ::close(fd);
 }
 
+// Standard input read to its end (at most kMaxConfig), then /dev/null in
+// its place.
+std::string read_stdin() {
+    std::string text;
+    char chunk[65536];
+    for (;;) {
+        const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::runtime_error(std::string("reading the configuration: ") + std::strerror(errno));
+        if (n == 0) break;
+        text.append(chunk, static_cast<std::size_t>(n));
+        if (text.size() > kMaxConfig) throw std::runtime_error("the configuration is larger than 8 MiB");
+    }
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0 && null != STDIN_FILENO) {
+        ::dup2(null, STDIN_FILENO);
+        ::close(null);
+    }
+    return text;
+}
+
 int serve_channel(int channel) {
     std::string text;
     std::vector<int> fds;
-    if (!receive(channel, text, fds)) return 1;
-    close_all(fds);
     Secrets secrets;
     try {
-        secrets.pairs = read_config(text);
+        secrets.pairs = read_config(read_stdin());
     } catch (const std::exception& e) {
         answer(channel, {{"error", e.what()}});
         return 1;

@@ -16,6 +16,7 @@
 #include "net/domain.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/utf8.h"
 
 namespace sbx {
 
@@ -28,6 +29,11 @@ constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 int pair_of(PreparedSecrets& out, const std::string& value, const RandomBytes& random, const std::string& what) {
     for (std::size_t i = 0; i < out.pairs.size(); ++i)
         if (out.pairs[i].value == value) return static_cast<int>(i);
+    if (out.pairs.size() == kMaxSecretValues)
+        throw Error(
+            fmt::format("{}: more than {} secret values in one run; mask fewer (an extract that matches "
+                        "each token once)",
+                        what, kMaxSecretValues));
     out.pairs.push_back({sentinel_for(value, random, what), value});
     return static_cast<int>(out.pairs.size() - 1);
 }
@@ -70,6 +76,16 @@ std::string sentinel_for(std::string_view value, const RandomBytes& random, cons
             fmt::format("{}: its value has {} characters, too few to mask ({} at least: its stand-in is "
                         "as long); withhold it instead (no @HOST)",
                         what, value.size(), kMinSecretLength));
+    if (value.size() > kMaxSecretLength)
+        throw Error(
+            fmt::format("{}: its value has {} bytes, more than a token's {}; mask the token alone (extract, "
+                        "group 1) or withhold it (no @HOST)",
+                        what, value.size(), kMaxSecretLength));
+    if (!valid_utf8(value))
+        throw Error(
+            fmt::format("{}: its value is not UTF-8 text, which a request's header could not carry; "
+                        "withhold it (no @HOST), or mask the token alone (extract, group 1)",
+                        what));
     std::string s(value.size(), '\0');
     do {
         std::vector<unsigned char> bytes(value.size());

@@ -40,16 +40,20 @@ struct PreparedSecrets {
 using RandomBytes = std::function<void(unsigned char*, std::size_t)>;
 
 // The shortest value sbx masks: its sentinel is as long, letters and digits.
-inline constexpr std::size_t kMinSecretLength = 8;
+// The longest (a token's length, not a document's), and the most values in
+// a run: sbx-tls's bounds (tls/main.cc).
+inline constexpr std::size_t kMinSecretLength = 8, kMaxSecretLength = 16384, kMaxSecretValues = 64;
 
 // A sentinel for value: the same length, random letters and digits, never
-// equal to it.  Throws Error for a value shorter than kMinSecretLength.
+// equal to it.  Throws Error for a value shorter than kMinSecretLength or
+// longer than kMaxSecretLength, or one that is not UTF-8 text.
 std::string sentinel_for(std::string_view value, const RandomBytes&, const std::string& what);
 
 // The policy's secrets made ready.  getenv: sbx's environment; read_file: a
 // secret file's content (read_secret_file).  Throws Error naming the secret:
-// a masked variable that is not set, a value too short, an extract that
-// matches nothing (the file would show its secret).
+// a masked variable that is not set, a value sentinel_for refuses, more
+// than kMaxSecretValues values, an extract that matches nothing (the file
+// would show its secret).
 PreparedSecrets prepare_secrets(const CanonicalPolicy&,
                                 const std::function<std::optional<std::string>(const std::string&)>& getenv,
                                 const std::function<std::string(const std::string&)>& read_file, const RandomBytes&);

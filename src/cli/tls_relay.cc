@@ -1,6 +1,7 @@
 #include "cli/tls_relay.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,13 +67,21 @@ TlsRelay::TlsRelay(const std::string& exe, const std::vector<SecretPair>& pairs)
     channel_.reset(pair[0]);
     Fd theirs(pair[1]);
     const int their_end = theirs.get();
+    // The configuration on its standard input, a memfd read to its end: a
+    // packet of the channel could not hold 64 secrets of 16 KiB.
+    nlohmann::json config{{"secrets", nlohmann::json::array()}};
+    for (const auto& p : pairs) config["secrets"].push_back({{"sentinel", p.sentinel}, {"value", p.value}});
+    const std::string text = config.dump();
+    Fd input(::memfd_create("sbx-tls-config", MFD_CLOEXEC));
+    if (!input.valid() || !write_all(input.get(), text) || ::lseek(input.get(), 0, SEEK_SET) != 0)
+        throw Error(fmt::format("sbx-tls: cannot write its configuration: {}", std::strerror(errno)));
+    const int config_fd = input.get();
     const char* argv[] = {exe.c_str(), "--channel-fd", "3", nullptr};
     auto run = [&]() -> int {
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null < 0 || ::dup2(null, 0) < 0) ::_exit(126);
+        if (::dup2(config_fd, 0) < 0) ::_exit(126);
         // dup2 onto itself would keep close-on-exec.
         if (their_end == 3 ? ::fcntl(3, F_SETFD, 0) != 0 : ::dup2(their_end, 3) < 0) ::_exit(126);
         ::execv(argv[0], const_cast<char* const*>(argv));
@@ -82,10 +91,7 @@ TlsRelay::TlsRelay(const std::string& exe, const std::vector<SecretPair>& pairs)
     };
     child_.emplace(exec::spawn("sbx-tls", run));
     theirs.reset();
-    nlohmann::json config{{"secrets", nlohmann::json::array()}};
-    for (const auto& p : pairs) config["secrets"].push_back({{"sentinel", p.sentinel}, {"value", p.value}});
-    if (!send_message(channel_.get(), config.dump(), nullptr, 0))
-        throw Error(fmt::format("sbx-tls: cannot send its configuration: {}", std::strerror(errno)));
+    input.reset();
     const nlohmann::json answer = nlohmann::json::parse(receive_answer(channel_.get(), *child_), nullptr, false);
     if (!answer.is_object()) throw Error("sbx-tls: its answer is not JSON");
     if (answer.contains("error")) throw Error(fmt::format("sbx-tls: {}", answer["error"].dump()));

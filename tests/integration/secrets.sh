@@ -118,6 +118,25 @@ refused "a masked file with another hard link" "hard links" \
 rm -f "$d/npmrc.link"
 SHORT=abc refused "a value too short to mask" "too few to mask" \
     -p workspace-write --allow-domain secret.test --secret-env SHORT@secret.test
+LONG=$(head -c 16385 /dev/zero | tr '\0' x) refused "a value longer than a token (16384 bytes)" \
+    "more than a token's 16384" -p workspace-write --allow-domain secret.test --secret-env LONG@secret.test
+printf 'tok\377\376-0123456789' >"$d/binary"
+refused "a value that is not UTF-8 text" "not UTF-8 text" \
+    -p workspace-write --allow-domain secret.test --secret-file "$d/binary@secret.test"
+
+# Eight values of 16,000 bytes (sbx-tls's configuration is larger than one
+# packet of its channel can hold): the run starts, each a stand-in.
+big=()
+i=0
+for letter in a b c d e f g h; do
+    i=$((i + 1))
+    export "BIG$i=$(head -c 16000 /dev/zero | tr '\0' "$letter")"
+    big+=(--secret-env "BIG$i@secret.test")
+done
+out=$("$SBX" run -p workspace-write --stdin null --allow-domain secret.test "${big[@]}" -- \
+    sh -c 'printf "%s %s" "${#BIG1}" "${#BIG8}"; case $BIG1$BIG8 in *aaaaaaaa* | *hhhhhhhh*) echo " real" ;; esac' 2>&1)
+is "eight values of 16,000 bytes: the run starts, each a stand-in as long" "16000 16000" "$out"
+unset BIG1 BIG2 BIG3 BIG4 BIG5 BIG6 BIG7 BIG8
 
 # The hosts: a local HTTPS server in a network namespace of the test's own,
 # with its own CA (sbx-tls trusts it through sbx's SSL_CERT_FILE; the

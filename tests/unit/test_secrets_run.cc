@@ -59,6 +59,23 @@ TEST_CASE("a sentinel: as long as the value, letters and digits, never the value
     CHECK_THAT(error_of([] { sentinel_for("1234567", counting(), "secret env X"); }),
                Catch::Contains("secret env X: its value has 7 characters, too few to mask"));
     CHECK_NOTHROW(sentinel_for("12345678", counting(), "x"));
+    CHECK_NOTHROW(sentinel_for(std::string(16384, 'v'), counting(), "x"));
+    CHECK_THAT(error_of([] { sentinel_for(std::string(16385, 'v'), counting(), "secret env X"); }),
+               Catch::Contains("secret env X: its value has 16385 bytes, more than a token's 16384"));
+    CHECK_THAT(error_of([] { sentinel_for("tok\xff\xfe-0123456789", counting(), "secret file F"); }),
+               Catch::Contains("secret file F: its value is not UTF-8 text"));
+}
+
+TEST_CASE("prepared secrets: at most 64 values in a run") {
+    CanonicalPolicy p = reading_everything();
+    std::string many;
+    for (int i = 0; i < 65; ++i) many += "tok=value-" + std::to_string(1000 + i) + "\n";
+    p.secrets = {secret(Secret::Kind::File, "/home/u/tokens", {"h.test"}, "tok=(\\S+)")};
+    const auto tokens = [&](const std::string&) { return many; };
+    CHECK_THAT(error_of([&] { prepare_secrets(p, env_of, tokens, counting()); }),
+               Catch::Contains("more than 64 secret values in one run"));
+    many.erase(many.rfind("tok="));
+    CHECK(prepare_secrets(p, env_of, tokens, counting()).pairs.size() == 64);
 }
 
 TEST_CASE("prepared secrets: sentinels in the environment, withheld names, masked files") {
