@@ -187,6 +187,21 @@ echo "untrusted: \$("$SBX" run ${masked[*]} -- sh -c "\$get" secret.test 2>&1 | 
 # No proxy variables, and no /etc/hosts (which names the test's address): the
 # name goes to the sandbox's resolver, the connect through transparent TCP.
 echo "transparent: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} --deny /etc/hosts -- env -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY sh -c "\$get" secret.test 2>&1)"
+# The header's value split across two TLS records (two writes of the
+# command's): put back whole all the same.
+echo "split: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} --deny /etc/hosts -- env -u https_proxy -u HTTPS_PROXY /usr/bin/python3 -c '
+import os, socket, ssl, sys
+host, port = sys.argv[1], int(sys.argv[2])
+s = ssl.create_default_context().wrap_socket(socket.create_connection((host, port)), server_hostname=host)
+token = os.environ["GH_TOKEN"]
+s.sendall(("GET / HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s" % (host, port, token[:9])).encode())
+s.sendall(("%s\r\nConnection: close\r\n\r\n" % token[9:]).encode())
+answer = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk: break
+    answer += chunk
+print(answer.decode().splitlines()[-1])' secret.test \$port 2>&1)"
 kill %1
 SH
     out=$(unshare -n -m bash "$d/netns.sh" 2>&1)
@@ -203,7 +218,14 @@ SH
     esac
     ok "another allowed host received the stand-ins" grep -qE "^other.test:[0-9]+ Bearer [A-Za-z0-9]{${#real}} [A-Za-z0-9]{${#npm_real}}\$" "$d/received"
     n_real=$(grep -cF "$real" "$d/received")
-    is "the real value reached the bound host twice (proxy variables, transparent TCP), nothing else" 2 "$n_real"
+    is "the real value reached the bound host three times (proxy variables, transparent TCP, split), nothing else" \
+        3 "$n_real"
+    split_line=$(printf '%s\n' "$out" | grep '^split: ')
+    case $split_line in
+        *"$real"*) _tap_result fail "a value split across two TLS records: put back whole, echoed as the stand-in" "$split_line" ;;
+        "split: received: Bearer "*) _tap_result ok "a value split across two TLS records: put back whole, echoed as the stand-in" ;;
+        *) _tap_result fail "a value split across two TLS records: put back whole, echoed as the stand-in" "$split_line" ;;
+    esac
     transparent_line=$(printf '%s\n' "$out" | grep '^transparent: ')
     case $transparent_line in
         "transparent: received: Bearer "*"$real"*) _tap_result fail "transparent TCP (no proxy variables): terminated too, stand-ins echoed" "$transparent_line" ;;
@@ -218,12 +240,12 @@ SH
         *"received"*) _tap_result fail "a host sbx-tls does not trust gets nothing" "$out" ;;
         *) _tap_result ok "a host sbx-tls does not trust gets nothing" ;;
     esac
-    is "... (the server saw four requests: bound, other, passthrough, transparent)" 4 "$(wc -l <"$d/received")"
+    is "... (the server saw five requests: bound, other, passthrough, transparent, split)" 5 "$(wc -l <"$d/received")"
 else
     for c in "the bound host received the real values" "... echoed back as stand-ins" \
-        "another allowed host received the stand-ins" "the real value reached the bound host twice" \
-        "transparent TCP: terminated too" \
-        "--tls-passthrough" "a host sbx-tls does not trust gets nothing" "... four requests"; do
+        "another allowed host received the stand-ins" "the real value reached the bound host three times" \
+        "a value split across two TLS records" "transparent TCP: terminated too" \
+        "--tls-passthrough" "a host sbx-tls does not trust gets nothing" "... five requests"; do
         skip "$c" "needs root (unshare -n -m for a network namespace of the test's), ip, openssl, curl and python3"
     done
 fi
