@@ -202,6 +202,16 @@ while True:
     if not chunk: break
     answer += chunk
 print(answer.decode().splitlines()[-1])' secret.test \$port 2>&1)"
+# A client offering HTTP/2 alone (its compressed headers would hide the
+# stand-ins): refused in the handshake, nothing sent.
+echo "h2: \$(SSL_CERT_FILE="$d/ca.pem" "$SBX" run ${masked[*]} --deny /etc/hosts -- env -u https_proxy -u HTTPS_PROXY /usr/bin/python3 -c '
+import socket, ssl, sys
+c = ssl.create_default_context(); c.set_alpn_protocols(["h2"])
+try:
+    s = c.wrap_socket(socket.create_connection((sys.argv[1], int(sys.argv[2]))), server_hostname=sys.argv[1])
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"); print("handshake done", s.recv(100))
+except (ssl.SSLError, OSError) as e:
+    print("refused", type(e).__name__)' secret.test \$port 2>&1)"
 kill %1
 SH
     out=$(unshare -n -m bash "$d/netns.sh" 2>&1)
@@ -240,11 +250,16 @@ SH
         *"received"*) _tap_result fail "a host sbx-tls does not trust gets nothing" "$out" ;;
         *) _tap_result ok "a host sbx-tls does not trust gets nothing" ;;
     esac
+    case $(printf '%s\n' "$out" | grep '^h2: ') in
+        "h2: refused "*) _tap_result ok "a client offering HTTP/2 alone is refused in the handshake" ;;
+        *) _tap_result fail "a client offering HTTP/2 alone is refused in the handshake" "$out" ;;
+    esac
     is "... (the server saw five requests: bound, other, passthrough, transparent, split)" 5 "$(wc -l <"$d/received")"
 else
     for c in "the bound host received the real values" "... echoed back as stand-ins" \
         "another allowed host received the stand-ins" "the real value reached the bound host three times" \
-        "a value split across two TLS records" "transparent TCP: terminated too" \
+        "a value split across two TLS records" "a client offering HTTP/2 alone is refused" \
+        "transparent TCP: terminated too" \
         "--tls-passthrough" "a host sbx-tls does not trust gets nothing" "... five requests"; do
         skip "$c" "needs root (unshare -n -m for a network namespace of the test's), ip, openssl, curl and python3"
     done
