@@ -748,12 +748,12 @@ bool lifted_path(const CanonicalPolicy& p, const std::string& path) {
                        [&](const ResolvedEntry& e) { return e.path == path && e.access != FsAccess::Read; });
 }
 
-CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env);
+CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env, ResolveScope scope);
 
 }  // namespace
 
-CanonicalPolicy resolve(const PolicyInput& given, const Environment& env) {
-    CanonicalPolicy p = resolve_unchecked(given, env);
+CanonicalPolicy resolve(const PolicyInput& given, const Environment& env, ResolveScope scope) {
+    CanonicalPolicy p = resolve_unchecked(given, env, scope);
     check_utf8_paths(p);
     return p;
 }
@@ -1019,12 +1019,12 @@ void refuse_planted_symlinks(const Environment& env, const CanonicalPolicy& p) {
     }
 }
 
-CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env) {
+CanonicalPolicy resolve_unchecked(const PolicyInput& given, const Environment& env, ResolveScope scope) {
     if (!is_absolute(env.cwd)) throw Error(fmt::format("cwd: '{}' is not absolute", env.cwd));
     PolicyInput in = with_home_expanded(given, env);
     CanonicalPolicy p;
     resolve_mode(in, p);
-    resolve_secrets(in, env, p);
+    resolve_secrets(in, env, p, scope);
     resolve_entries(in, env, p);
     resolve_protected_names(in, p);
     if (!p.sandboxed_filesystem()) {

@@ -384,9 +384,15 @@ std::vector<std::string> missing_write_entries(const PolicyInput&, const Environ
 // made as an empty directory: for resolving the policy before they are.
 Environment with_directories(Environment env, std::vector<std::string> dirs);
 
+// What is resolved: the whole policy, or one document of several (a policy
+// file, a project policy, the user's config), checked alone before the
+// merge; the checks that need the other documents wait for the whole (a
+// masked secret's host, admitted by the merged allowlist).
+enum class ResolveScope { Whole, OneDocument };
+
 // Defaults, validation and the exact sets.  Throws Error naming the source
 // of the bad value.
-CanonicalPolicy resolve(const PolicyInput&, const Environment&);
+CanonicalPolicy resolve(const PolicyInput&, const Environment&, ResolveScope = ResolveScope::Whole);
 
 // The canonical JSON form.  parse_policy_json(to_json(p)) == p, and printing
 // is deterministic (keys sorted), so print -> parse -> print is the identity.
@@ -399,9 +405,10 @@ std::string to_json_text(const CanonicalPolicy&, int indent = 2);
 PolicyInput input_from_json(const nlohmann::json&, const std::string& source);
 PolicyInput input_from_json_text(std::string_view text, const std::string& source);
 
-// A policy document read once: its input, and that input resolved in env.
-// Derived keys (readable, writable) present in a canonical document must agree
-// with what resolution yields; throws Error naming the key otherwise.
+// A policy document read once: its input, and that input resolved in env as
+// one document of several (ResolveScope::OneDocument).  Derived keys
+// (readable, writable) present in a canonical document must agree with what
+// resolution yields; throws Error naming the key otherwise.
 struct CheckedPolicy {
     PolicyInput input;
     CanonicalPolicy policy;

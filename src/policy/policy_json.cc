@@ -492,14 +492,14 @@ namespace {
 // A document's input resolved in env, its derived keys checked; without the
 // writable roots that do not exist when existing_roots_only.
 CheckedPolicy read_checked(std::string_view text, const std::string& source, const Environment& env,
-                           bool existing_roots_only) {
+                           bool existing_roots_only, ResolveScope scope) {
     const json doc = parse_json_text(text, source);
     CheckedPolicy out{input_from_json(doc, source), {}};
     if (existing_roots_only)
         std::erase_if(out.input.writable_roots, [&](const PolicyInput::SourcedPath& root) {
             return !env.realpath(join_path(env.cwd, expand_home(root.path, env, root.source)));
         });
-    out.policy = resolve(out.input, env);
+    out.policy = resolve(out.input, env, scope);
     check_derived_keys(doc, out.policy, source);
     return out;
 }
@@ -507,11 +507,11 @@ CheckedPolicy read_checked(std::string_view text, const std::string& source, con
 }  // namespace
 
 CheckedPolicy read_policy_text(std::string_view text, const std::string& source, const Environment& env) {
-    return read_checked(text, source, env, false);
+    return read_checked(text, source, env, false, ResolveScope::OneDocument);
 }
 
 CanonicalPolicy parse_sandbox_policy_text(std::string_view text, const std::string& source, const Environment& env) {
-    return read_checked(text, source, env, true).policy;
+    return read_checked(text, source, env, true, ResolveScope::Whole).policy;
 }
 
 PolicyInput input_from_document_text(std::string_view text, const std::string& source, const std::string& policy_cwd) {
@@ -523,12 +523,12 @@ PolicyInput input_from_document_text(std::string_view text, const std::string& s
 CheckedPolicy read_policy_document(std::string_view text, const std::string& source, const Environment& env) {
     if (!is_permission_profile(parse_json_text(text, source))) return read_policy_text(text, source, env);
     CheckedPolicy out{input_from_permission_profile(text, env.cwd, source, UnknownKeys::Refuse), {}};
-    out.policy = resolve(out.input, env);
+    out.policy = resolve(out.input, env, ResolveScope::OneDocument);
     return out;
 }
 
 CanonicalPolicy parse_policy_text(std::string_view text, const std::string& source, const Environment& env) {
-    return read_policy_text(text, source, env).policy;
+    return read_checked(text, source, env, false, ResolveScope::Whole).policy;
 }
 
 }  // namespace sbx

@@ -51,12 +51,13 @@ Secret checked(const PolicyInput::SourcedSecret& given, const Environment& env) 
 // A masked secret's hosts must be reachable: each admitted by the allowlist,
 // where the filesystem is sandboxed (else the command could read the value
 // from the file or from sbx's own process).
-void check_masked(const Secret& s, const std::string& source, const CanonicalPolicy& p) {
+void check_masked(const Secret& s, const std::string& source, const CanonicalPolicy& p, ResolveScope scope) {
     if (!p.sandboxed_filesystem())
         throw Error(fmt::format(
             "{}: {} leaves the filesystem open, where the command could read the secret from the {} or sbx's own "
             "process; mask secrets under -p read-only or -p workspace-write",
             source, to_string(p.mode), s.kind == Secret::Kind::Env ? "environment" : "file"));
+    if (scope == ResolveScope::OneDocument) return;  // the merged allowlist decides
     for (const auto& h : s.hosts) {
         const auto [host, port] = net::sample_of(h);
         if (!net::decide_host({p.allow_domains, p.deny_domains}, host, port).allowed)
@@ -86,10 +87,10 @@ void merge_into(std::vector<Secret>& list, Secret s, const std::string& source) 
 
 }  // namespace
 
-void resolve_secrets(PolicyInput& in, const Environment& env, CanonicalPolicy& p) {
+void resolve_secrets(PolicyInput& in, const Environment& env, CanonicalPolicy& p, ResolveScope scope) {
     for (const auto& given : in.secrets) {
         Secret s = checked(given, env);
-        if (s.masked()) check_masked(s, given.source, p);
+        if (s.masked()) check_masked(s, given.source, p, scope);
         merge_into(p.secrets, std::move(s), given.source);
     }
     for (const auto& s : p.secrets) {

@@ -13,8 +13,8 @@ namespace sbx {
 // masked one's hosts accumulate).  A withheld file becomes a deny entry
 // added to in.extra_entries.  Throws Error naming the source: a bad name,
 // host or extract; a masked secret where the filesystem is not sandboxed,
-// or whose host no allow-domain admits.
-void resolve_secrets(PolicyInput& in, const Environment& env, CanonicalPolicy& p);
+// or (resolving the whole policy) whose host no allow-domain admits.
+void resolve_secrets(PolicyInput& in, const Environment& env, CanonicalPolicy& p, ResolveScope scope);
 
 // "--secret-env NAME[@HOST,...]" and "--secret-file PATH[@HOST,...]" as a
 // secret (hosts not yet normalised); throws Error for an empty name or host.

@@ -25,10 +25,10 @@ printf 'registry=https://registry.npmjs.org/\n//secret.test/:_authToken=%s\n' "$
 chmod 600 "$HOME/.npmrc"
 cp "$HOME/.npmrc" "$d/npmrc.before"
 export GH_TOKEN=$real AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY
-# The file's token alone (extract): a policy file, the flags' counterpart
-# (a document is checked alone, so it allows its secret's host itself).
+# The file's token alone (extract): a policy file, the flags' counterpart;
+# its host is admitted by the flags' --allow-domain (the merged policy).
 cat >"$d/secrets.json" <<'JSON'
-{"allow_domains": ["secret.test"], "secrets": [{"file": "~/.npmrc", "hosts": ["secret.test"], "extract": "_authToken=(\\S+)"}]}
+{"secrets": [{"file": "~/.npmrc", "hosts": ["secret.test"], "extract": "_authToken=(\\S+)"}]}
 JSON
 masked=(-p workspace-write --stdin null --allow-domain secret.test --allow-domain other.test
     --allow-domain 203.0.113.7 --secret-env GH_TOKEN@secret.test
@@ -108,6 +108,9 @@ refused() {  # DESC WANT ARGS...
 }
 refused "a masked secret whose host the allowlist does not admit" "add --allow-domain evil.test" \
     -p workspace-write --allow-domain secret.test --secret-env GH_TOKEN@evil.test
+refused "... a policy file's, where no document admits it (naming the file)" \
+    "--policy-file $d/secrets.json: key 'secrets' [0]: the secret $HOME/.npmrc may reach secret.test" \
+    -p workspace-write --policy-file "$d/secrets.json"
 refused "a masked variable sbx does not have" "it is not set in sbx's environment" \
     -p workspace-write --allow-domain secret.test --secret-env NOT_SET_ANYWHERE@secret.test
 refused "a masked secret where the filesystem is not sandboxed" "leaves the filesystem open" \
@@ -211,7 +214,7 @@ try:
     s = c.wrap_socket(socket.create_connection((sys.argv[1], int(sys.argv[2]))), server_hostname=sys.argv[1])
     s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"); print("handshake done", s.recv(100))
 except (ssl.SSLError, OSError) as e:
-    print("refused", type(e).__name__)' secret.test \$port 2>&1)"
+    print("refused", type(e).__name__)' secret.test \$port 2>"$d/h2.err")"
 kill %1
 SH
     out=$(unshare -n -m bash "$d/netns.sh" 2>&1)
@@ -254,11 +257,12 @@ SH
         "h2: refused "*) _tap_result ok "a client offering HTTP/2 alone is refused in the handshake" ;;
         *) _tap_result fail "a client offering HTTP/2 alone is refused in the handshake" "$out" ;;
     esac
+    ok "... and sbx says why" grep -q "^sbx: TLS to secret.test:[0-9]*: the command's handshake failed: .*no application protocol" "$d/h2.err"
     is "... (the server saw five requests: bound, other, passthrough, transparent, split)" 5 "$(wc -l <"$d/received")"
 else
     for c in "the bound host received the real values" "... echoed back as stand-ins" \
         "another allowed host received the stand-ins" "the real value reached the bound host three times" \
-        "a value split across two TLS records" "a client offering HTTP/2 alone is refused" \
+        "a value split across two TLS records" "a client offering HTTP/2 alone is refused" "... and sbx says why" \
         "transparent TCP: terminated too" \
         "--tls-passthrough" "a host sbx-tls does not trust gets nothing" "... five requests"; do
         skip "$c" "needs root (unshare -n -m for a network namespace of the test's), ip, openssl, curl and python3"

@@ -131,6 +131,23 @@ TEST_CASE("secrets in JSON: read, written, read back; bad shapes refused") {
     CHECK_THAT(refused(R"({"env": "A"})"), Catch::Contains("expected a list"));
 }
 
+TEST_CASE("a document that masks a secret is read alone without its host's allowlist; the whole policy needs it") {
+    FakeFs fs = machine();
+    Environment env = fs.env("/work/repo");
+    const std::string doc = R"({"secrets": [{"env": "GH_TOKEN", "hosts": ["api.github.com"]}]})";
+    // The policy file alone: its allowlist may come from the flags.
+    const CheckedPolicy alone = read_policy_text(doc, "--policy-file p.json", env);
+    CHECK(alone.policy.secrets.size() == 1);
+    // The whole policy: this document merged with the flags' --allow-domain.
+    PolicyInput whole = alone.input;
+    whole.allow_domains.push_back({"api.github.com", "--allow-domain"});
+    CHECK(resolve(whole, env).masks_secrets());
+    // Without it, the merged policy is refused, naming the document and the fix.
+    CHECK_THAT(error_of([&] { resolve(alone.input, env); }),
+               Catch::Contains("--policy-file p.json") && Catch::Contains("add --allow-domain api.github.com"));
+    CHECK_THAT(error_of([&] { parse_policy_text(doc, "p.json", env); }), Catch::Contains("does not admit"));
+}
+
 TEST_CASE("a layer that masks a secret widens the policy; one that withholds it does not") {
     FakeFs fs = machine();
     const Environment env = fs.env("/work/repo");
