@@ -2,7 +2,8 @@
  * what happened; exit 0 when the attack's syscalls all worked, 1 when one
  * failed, 2 on a usage error.
  *
- *   exchange A B SECONDS   swap A and B (RENAME_EXCHANGE) in a loop
+ *   exchange A B SECONDS   swap A and B (RENAME_EXCHANGE) in a loop ("swapping"
+ *                          after the first, "swaps:N" at the end)
  *   meta FILE              chmod, chown, utimes, setxattr, truncate on FILE
  *                          (every one must work for exit 0)
  *   userns-unlink PATH     unshare a user and a mount namespace (keeping the
@@ -66,7 +67,10 @@ static int exchange(const char* a, const char* b, int seconds) {
     const time_t end = time(NULL) + seconds;
     long swaps = 0;
     while (time(NULL) < end)
-        if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0) ++swaps;
+        if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0 && ++swaps == 1) {
+            printf("swapping\n"); /* said at once: the run may be stopped before the count */
+            fflush(stdout);
+        }
     if (swaps % 2) renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE); /* back as it was */
     printf("swaps:%ld\n", swaps);
     return swaps > 0 ? 0 : 1;
